@@ -1,0 +1,108 @@
+import type { Database } from 'bun:sqlite'
+import { LIST_ITEM_JSON } from './json.ts'
+
+export interface ListFilters {
+  tag: string[]
+  author: string[]
+  favorited: string[]
+}
+export interface Page {
+  limit: number
+  offset: number
+}
+
+type Params = Record<string, string | number>
+
+/**
+ * Article lists: one statement picks the page's ids walking an index
+ * backwards (id order is creation order), one turns them into JSON, and the
+ * count comes from counters kept by triggers whenever a single filter value
+ * allows it. So a page costs the same at 1,000 or 1,000,000 articles, and the
+ * same for 1 or 100 items (no N+1).
+ *
+ * Several values of one filter, or several filters, fall back to a generic
+ * query whose cost grows with the matching articles (not the whole table).
+ */
+export function listQueries(db: Database) {
+  const render = db.query<{ json: string }, { ids: string; viewer: number }>(
+    `SELECT coalesce(json_group_array(json(j) ORDER BY id DESC), '[]') AS json FROM (
+       SELECT a.id, ${LIST_ITEM_JSON} AS j
+       FROM json_each(:ids) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id)`,
+  )
+
+  type Plan = { ids: string; count: string }
+  // Single-value filters: the id list comes straight off a primary key or index.
+  const single: Record<keyof ListFilters | 'none' | 'feed', Plan> = {
+    none: {
+      ids: 'SELECT id FROM articles ORDER BY id DESC LIMIT :limit OFFSET :offset',
+      count: "SELECT value AS n FROM counters WHERE name = 'articles'",
+    },
+    tag: {
+      ids: `SELECT article_id AS id FROM article_tags WHERE tag_id = (SELECT id FROM tags WHERE name = :v)
+            ORDER BY article_id DESC LIMIT :limit OFFSET :offset`,
+      count: 'SELECT coalesce((SELECT articles_count FROM tags WHERE name = :v), 0) AS n',
+    },
+    author: {
+      ids: `SELECT id FROM articles WHERE author_id = (SELECT id FROM users WHERE username = :v)
+            ORDER BY id DESC LIMIT :limit OFFSET :offset`,
+      count: 'SELECT coalesce((SELECT articles_count FROM users WHERE username = :v), 0) AS n',
+    },
+    favorited: {
+      ids: `SELECT article_id AS id FROM favorites WHERE user_id = (SELECT id FROM users WHERE username = :v)
+            ORDER BY article_id DESC LIMIT :limit OFFSET :offset`,
+      count: 'SELECT coalesce((SELECT favorites_count FROM users WHERE username = :v), 0) AS n',
+    },
+    feed: {
+      ids: `SELECT id FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = :viewer)
+            ORDER BY id DESC LIMIT :limit OFFSET :offset`,
+      count: `SELECT coalesce(sum(u.articles_count), 0) AS n FROM follows f JOIN users u ON u.id = f.followee_id
+              WHERE f.follower_id = :viewer`,
+    },
+  }
+
+  // Several values (ANY) and several filters (AND): each present filter is
+  // one IN over its link table, values passed as one JSON array parameter.
+  const clauses: Record<keyof ListFilters, string> = {
+    tag: `a.id IN (SELECT at.article_id FROM article_tags at JOIN tags t ON t.id = at.tag_id
+                   WHERE t.name IN (SELECT value FROM json_each(:tag)))`,
+    author: 'a.author_id IN (SELECT id FROM users WHERE username IN (SELECT value FROM json_each(:author)))',
+    favorited: `a.id IN (SELECT f.article_id FROM favorites f JOIN users u ON u.id = f.user_id
+                         WHERE u.username IN (SELECT value FROM json_each(:favorited)))`,
+  }
+  const generic = (present: (keyof ListFilters)[]): Plan => {
+    const where = present.map((k) => clauses[k]).join(' AND ')
+    return {
+      ids: `SELECT a.id FROM articles a WHERE ${where} ORDER BY a.id DESC LIMIT :limit OFFSET :offset`,
+      count: `SELECT count(*) AS n FROM articles a WHERE ${where}`,
+    }
+  }
+
+  // db.query caches each statement by its text: the handful of plans are prepared once.
+  const run = (plan: Plan, params: Params, page: Page, viewer: number): string => {
+    const ids = db.query<{ id: number }, Params>(plan.ids).all({ ...params, limit: page.limit, offset: page.offset })
+    const count = db.query<{ n: number }, Params>(plan.count).get(params)!.n
+    const articles = ids.length
+      ? render.get({ ids: JSON.stringify(ids.map((r) => r.id)), viewer })!.json
+      : '[]'
+    return `{"articles":${articles},"articlesCount":${count}}`
+  }
+
+  return {
+    /** GET /api/articles as a JSON string, seen by `viewer` (0 = anonymous). */
+    list(filters: ListFilters, page: Page, viewer: number): string {
+      const present = (Object.keys(clauses) as (keyof ListFilters)[]).filter((k) => filters[k].length > 0)
+      if (present.length === 0) return run(single.none, {}, page, viewer)
+      if (present.length === 1) {
+        const key = present[0]!
+        const values = filters[key]
+        if (values.length === 1) return run(single[key], { v: values[0]! }, page, viewer)
+      }
+      const params: Params = {}
+      for (const k of present) params[k] = JSON.stringify(filters[k])
+      return run(generic(present), params, page, viewer)
+    },
+    /** GET /api/articles/feed: articles by the users `viewer` follows. */
+    feed: (page: Page, viewer: number): string => run(single.feed, { viewer }, page, viewer),
+  }
+}
+export type ListQueries = ReturnType<typeof listQueries>

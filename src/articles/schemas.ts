@@ -1,0 +1,78 @@
+import { t } from 'elysia'
+import { Profile } from '../profiles/schemas.ts'
+
+const Title = t.String({ minLength: 1, maxLength: 200, description: 'trimmed; 1-200 characters' })
+const Description = t.String({ minLength: 1, maxLength: 1000, description: 'trimmed; 1-1,000 characters' })
+const Body = t.String({ minLength: 1, maxLength: 100_000, description: 'trimmed; 1-100,000 characters' })
+const TagList = t.Array(t.String({ minLength: 1, maxLength: 40 }), {
+  maxItems: 20,
+  description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters. null = no tags',
+})
+
+export const NewArticleBody = t.Object({
+  article: t.Object({ title: Title, description: Description, body: Body, tagList: t.Optional(TagList) }),
+})
+export const UpdateArticleBody = t.Object({
+  article: t.Object({
+    title: t.Optional(Title),
+    description: t.Optional(Description),
+    body: t.Optional(Body),
+    tagList: t.Optional(TagList),
+  }),
+})
+export type NewArticle = (typeof NewArticleBody.static)['article']
+export type ArticleChanges = (typeof UpdateArticleBody.static)['article']
+
+const articleFields = {
+  slug: t.String(),
+  title: t.String(),
+  description: t.String(),
+  tagList: t.Array(t.String(), { description: 'unique, sorted ascending' }),
+  createdAt: t.String({ format: 'date-time' }),
+  updatedAt: t.String({ format: 'date-time' }),
+  favorited: t.Boolean(),
+  favoritesCount: t.Integer(),
+  author: Profile,
+}
+export const Article = t.Object({ ...articleFields, body: t.String() })
+export const ArticleResponse = t.Object({ article: Article })
+export const ArticleListResponse = t.Object({
+  articles: t.Array(t.Object(articleFields), { description: 'newest first; list items carry no body' }),
+  articlesCount: t.Integer({ description: 'all articles matching the filters, not the page size' }),
+})
+
+const Names = t.Union([t.String(), t.Array(t.String())], {
+  description: 'repeat the parameter for several values (ANY of them)',
+})
+const Paging = {
+  limit: t.Optional(
+    t.String({ format: 'positive-integer', default: '20', description: 'integer 1..100; larger values are clamped to 100' }),
+  ),
+  offset: t.Optional(t.String({ format: 'non-negative-integer', default: '0', description: 'integer >= 0' })),
+}
+export const ListQuery = t.Object({
+  tag: t.Optional(Names),
+  author: t.Optional(Names),
+  favorited: t.Optional(Names),
+  ...Paging,
+})
+export const FeedQuery = t.Object(Paging)
+export const SlugParams = t.Object({ slug: t.String() })
+
+type Loose = { article?: Record<string, unknown> }
+
+/**
+ * Runs before validation: text fields and tags are trimmed, blank and repeated
+ * tags dropped (so limits apply to what is stored), and a null tagList is no tags.
+ */
+export function normalizeArticleBody(body: unknown): void {
+  const a = (body as Loose | null)?.article
+  if (!a || typeof a !== 'object') return
+  for (const k of ['title', 'description', 'body'] as const) {
+    if (typeof a[k] === 'string') a[k] = (a[k] as string).trim()
+  }
+  if (a.tagList === null) a.tagList = []
+  if (Array.isArray(a.tagList) && a.tagList.every((x) => typeof x === 'string')) {
+    a.tagList = [...new Set((a.tagList as string[]).map((x) => x.trim()).filter(Boolean))]
+  }
+}

@@ -1,0 +1,66 @@
+import { Elysia } from 'elysia'
+import { unauthorized } from '../errors.ts'
+import type { UserQueries } from '../users/queries.ts'
+import { type Claims, signToken, verifyToken } from './jwt.ts'
+
+/** Who is calling: the user a valid token names. */
+export interface Viewer {
+  id: number
+  username: string
+}
+
+export interface Tokens {
+  issue(user: { id: number; token_version: number }): string
+  /** `undefined` header: anonymous. A present but unusable header: 401, also on optional routes. */
+  authenticate(header: string | undefined): Viewer | null
+}
+
+const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
+
+export function tokens(secret: string, ttlSeconds: number, users: UserQueries): Tokens {
+  return {
+    issue(user) {
+      const iat = Math.floor(Date.now() / 1000)
+      const claims: Claims = { sub: user.id, ver: user.token_version, iat, exp: iat + ttlSeconds }
+      return signToken(secret, claims)
+    },
+    authenticate(header) {
+      if (header === undefined) return null
+      const token = SCHEME.exec(header)?.[1]
+      if (!token) throw unauthorized('is invalid')
+      const claims = verifyToken(secret, token)
+      if (!claims) throw unauthorized('is invalid')
+      const user = users.byId(claims.sub)
+      // a deleted user, or a token issued before the last password change
+      if (!user || user.token_version !== claims.ver) throw unauthorized('is invalid')
+      return { id: user.id, username: user.username }
+    },
+  }
+}
+
+/**
+ * The auth plugin: routes opt in with `{ auth: true }` (a viewer is required)
+ * or `{ optionalAuth: true }` (a viewer or null).
+ *
+ * The token is checked in `transform`, which runs before body validation, so
+ * an anonymous request gets its 401 before any 422 about its body; `resolve`
+ * then hands the viewer to the handler.
+ */
+export function authPlugin(t: Tokens) {
+  const seen = new WeakMap<Request, Viewer | null>()
+  const check = (request: Request, required: boolean) => {
+    const viewer = t.authenticate(request.headers.get('authorization') ?? undefined)
+    if (!viewer && required) throw unauthorized('is missing')
+    seen.set(request, viewer)
+  }
+  return new Elysia().macro({
+    auth: {
+      transform: ({ request }) => check(request, true),
+      resolve: ({ request }) => ({ viewer: seen.get(request) as Viewer }),
+    },
+    optionalAuth: {
+      transform: ({ request }) => check(request, false),
+      resolve: ({ request }) => ({ viewer: seen.get(request) ?? null }),
+    },
+  })
+}

@@ -1,0 +1,21 @@
+import { t } from 'elysia'
+import { Profile } from '../profiles/schemas.ts'
+
+export const NewCommentBody = t.Object({
+  comment: t.Object({ body: t.String({ minLength: 1, maxLength: 20_000, description: 'trimmed; 1-20,000 characters' }) }),
+})
+export const Comment = t.Object({
+  id: t.Integer(),
+  createdAt: t.String({ format: 'date-time' }),
+  updatedAt: t.String({ format: 'date-time' }),
+  body: t.String(),
+  author: Profile,
+})
+export const CommentResponse = t.Object({ comment: Comment })
+export const CommentListResponse = t.Object({ comments: t.Array(Comment, { description: 'oldest first' }) })
+export const CommentParams = t.Object({ slug: t.String(), id: t.String({ description: 'the comment id' }) })
+
+export function normalizeCommentBody(body: unknown): void {
+  const c = (body as { comment?: Record<string, unknown> } | null)?.comment
+  if (c && typeof c === 'object' && typeof c.body === 'string') c.body = c.body.trim()
+}

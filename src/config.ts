@@ -1,0 +1,128 @@
+/**
+ * Configuration: read once at start-up from the environment (and CLI flags,
+ * which main.ts layers on top), validated, then passed down as a plain value.
+ * Nothing else in the service reads process.env.
+ */
+
+export type LogFormat = 'text' | 'json'
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Config {
+  port: number
+  host: string
+  databasePath: string
+  /** HS256 signing secret; when undefined one is generated and kept in the database. */
+  jwtSecret: string | undefined
+  tokenTtlSeconds: number
+  /** `*` or an explicit list of allowed origins. */
+  corsOrigins: '*' | string[]
+  bodyLimitBytes: number
+  logFormat: LogFormat
+  logLevel: LogLevel
+  /** Take the client address from X-Forwarded-For (only behind a trusted proxy). */
+  trustProxy: boolean
+  /** argon2id cost; the default is the OWASP recommendation. */
+  passwordHash: { memoryCost: number; timeCost: number }
+  loginThrottle: {
+    enabled: boolean
+    /** failures per (account, address) pair within the window before 429 */
+    perPair: number
+    /** failures per account from any address within the window before 429 */
+    perAccount: number
+    windowSeconds: number
+  }
+  requestTimeoutSeconds: number
+  shutdownGraceMs: number
+}
+
+export class ConfigError extends Error {}
+
+export const defaults: Config = {
+  port: 3000,
+  host: '0.0.0.0',
+  databasePath: './conduit.db',
+  jwtSecret: undefined,
+  tokenTtlSeconds: 30 * 24 * 3600,
+  corsOrigins: '*',
+  bodyLimitBytes: 1024 * 1024,
+  logFormat: 'text',
+  logLevel: 'info',
+  trustProxy: false,
+  passwordHash: { memoryCost: 19456, timeCost: 2 },
+  loginThrottle: { enabled: true, perPair: 10, perAccount: 100, windowSeconds: 15 * 60 },
+  requestTimeoutSeconds: 30,
+  shutdownGraceMs: 4000,
+}
+
+type Env = Record<string, string | undefined>
+
+export function integer(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`)
+  const n = Number(raw)
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`)
+  return n
+}
+
+function boolean(name: string, raw: string): boolean {
+  const v = raw.trim().toLowerCase()
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true
+  if (['0', 'false', 'no', 'off'].includes(v)) return false
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  const v = raw.trim().toLowerCase() as T
+  if (!allowed.includes(v)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+  return v
+}
+
+/** Every environment variable the service reads, with its meaning (used by --help and the README). */
+export const environment = {
+  PORT: 'port to listen on (default 3000)',
+  HOST: 'address to bind (default 0.0.0.0)',
+  DATABASE_PATH: 'SQLite database file (default ./conduit.db)',
+  JWT_SECRET: 'token signing secret, at least 32 characters (default: generated and kept in the database)',
+  JWT_TTL_SECONDS: 'token lifetime in seconds (default 2592000 = 30 days)',
+  CORS_ORIGINS: 'comma-separated allowed origins, or * (default *)',
+  BODY_LIMIT_BYTES: 'largest accepted request body (default 1048576)',
+  LOG_FORMAT: 'text or json (default text)',
+  LOG_LEVEL: 'debug, info, warn, error or silent (default info)',
+  TRUST_PROXY: 'take the client address from X-Forwarded-For (default false)',
+  LOGIN_THROTTLE: 'throttle failed logins (default true)',
+  LOGIN_THROTTLE_PER_PAIR: 'failures per account and address before 429 (default 10)',
+  LOGIN_THROTTLE_PER_ACCOUNT: 'failures per account from all addresses before 429 (default 100)',
+  LOGIN_THROTTLE_WINDOW_SECONDS: 'window of the login throttle (default 900)',
+  REQUEST_TIMEOUT_SECONDS: 'idle timeout of a request (default 30)',
+} as const
+
+export function loadConfig(env: Env = process.env): Config {
+  const c: Config = structuredClone(defaults)
+  const v = (k: keyof typeof environment) => {
+    const raw = env[k]
+    return raw === undefined || raw === '' ? undefined : raw
+  }
+  let s: string | undefined
+  if ((s = v('PORT'))) c.port = integer('PORT', s, 0, 65535)
+  if ((s = v('HOST'))) c.host = s
+  if ((s = v('DATABASE_PATH'))) c.databasePath = s
+  if ((s = v('JWT_SECRET'))) {
+    if (s.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters')
+    c.jwtSecret = s
+  }
+  if ((s = v('JWT_TTL_SECONDS'))) c.tokenTtlSeconds = integer('JWT_TTL_SECONDS', s, 60, 10 * 365 * 24 * 3600)
+  if ((s = v('CORS_ORIGINS'))) {
+    const list = s.split(',').map((o) => o.trim()).filter(Boolean)
+    c.corsOrigins = list.includes('*') ? '*' : list
+  }
+  if ((s = v('BODY_LIMIT_BYTES'))) c.bodyLimitBytes = integer('BODY_LIMIT_BYTES', s, 1024, 1024 ** 3)
+  if ((s = v('LOG_FORMAT'))) c.logFormat = oneOf('LOG_FORMAT', s, ['text', 'json'] as const)
+  if ((s = v('LOG_LEVEL'))) c.logLevel = oneOf('LOG_LEVEL', s, ['debug', 'info', 'warn', 'error', 'silent'] as const)
+  if ((s = v('TRUST_PROXY'))) c.trustProxy = boolean('TRUST_PROXY', s)
+  if ((s = v('LOGIN_THROTTLE'))) c.loginThrottle.enabled = boolean('LOGIN_THROTTLE', s)
+  if ((s = v('LOGIN_THROTTLE_PER_PAIR'))) c.loginThrottle.perPair = integer('LOGIN_THROTTLE_PER_PAIR', s, 1, 1e6)
+  if ((s = v('LOGIN_THROTTLE_PER_ACCOUNT'))) c.loginThrottle.perAccount = integer('LOGIN_THROTTLE_PER_ACCOUNT', s, 1, 1e6)
+  if ((s = v('LOGIN_THROTTLE_WINDOW_SECONDS')))
+    c.loginThrottle.windowSeconds = integer('LOGIN_THROTTLE_WINDOW_SECONDS', s, 1, 7 * 24 * 3600)
+  if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
+  return c
+}

@@ -1,0 +1,29 @@
+import { Database } from 'bun:sqlite'
+
+/**
+ * Opens the database with the settings every connection needs:
+ * - strict: a missing named parameter is an error, not a silent NULL;
+ * - WAL + synchronous=NORMAL: a committed transaction survives a crash of the
+ *   process (only a power loss can take the last ones), readers never block;
+ * - busy_timeout: a second process (backup, migrate) waits instead of failing;
+ * - foreign_keys: cascades and references are enforced.
+ */
+export function openDatabase(path: string): Database {
+  const db = new Database(path, { create: true, strict: true })
+  db.run('PRAGMA busy_timeout = 5000')
+  if (path !== ':memory:') db.run('PRAGMA journal_mode = WAL')
+  db.run('PRAGMA synchronous = NORMAL')
+  db.run('PRAGMA foreign_keys = ON')
+  db.run('PRAGMA temp_store = MEMORY')
+  return db
+}
+
+/** Flushes the WAL into the main file and closes; used on shutdown. */
+export function closeDatabase(db: Database): void {
+  try {
+    db.run('PRAGMA wal_checkpoint(TRUNCATE)')
+    db.run('PRAGMA optimize')
+  } finally {
+    db.close()
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The error model of the API contract: every error is
+ * `{"errors": {"<key>": ["<message>"]}}` with one of a few statuses.
+ * Handlers throw HttpError; app.ts turns it (and every framework error) into
+ * that envelope, so nothing else ever reaches a client.
+ */
+
+export type ErrorMap = Record<string, string[]>
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: ErrorMap,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(`${status} ${JSON.stringify(errors)}`)
+  }
+}
+
+export const notFound = (what: string) => new HttpError(404, { [what]: ['not found'] })
+export const forbidden = (what: string) => new HttpError(403, { [what]: ['is not yours to change'] })
+export const unauthorized = (message: 'is missing' | 'is invalid') => new HttpError(401, { token: [message] })
+export const unprocessable = (errors: ErrorMap) => new HttpError(422, errors)
+export const taken = (field: string) => unprocessable({ [field]: ['has already been taken'] })
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+export function errorResponse(status: number, errors: ErrorMap, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ errors }), {
+    status,
+    headers: { 'content-type': JSON_CONTENT_TYPE, ...headers },
+  })
+}
+
+/** SQLite reports constraint violations with a code; the database, not the code, enforces uniqueness. */
+export function isUniqueViolation(e: unknown, column?: string): boolean {
+  const err = e as { code?: string; message?: string }
+  if (err?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && err?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return false
+  return column === undefined || (err.message ?? '').includes(column)
+}

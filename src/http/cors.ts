@@ -1,0 +1,35 @@
+import type { Config } from '../config.ts'
+
+const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
+const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Origin'
+
+/**
+ * CORS per the contract: any origin by default, or an allow-list. The headers
+ * go on every response (errors included); a preflight is answered at once.
+ */
+export function cors(origins: Config['corsOrigins']) {
+  const allowOrigin = (origin: string | null): string | undefined => {
+    if (origins === '*') return '*'
+    return origin && origins.includes(origin) ? origin : undefined
+  }
+  return {
+    headers(request: Request): Record<string, string> {
+      const origin = allowOrigin(request.headers.get('origin'))
+      if (!origin) return {}
+      const h: Record<string, string> = { 'access-control-allow-origin': origin }
+      if (origins !== '*') h.vary = 'Origin'
+      return h
+    },
+    preflight(request: Request): Response {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          ...this.headers(request),
+          'access-control-allow-methods': ALLOW_METHODS,
+          'access-control-allow-headers': ALLOW_HEADERS,
+          'access-control-max-age': '86400',
+        },
+      })
+    },
+  }
+}

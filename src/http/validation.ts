@@ -1,0 +1,106 @@
+import { FormatRegistry, type TSchema } from '@sinclair/typebox'
+import { type ValueError, ValueErrorType as E } from '@sinclair/typebox/errors'
+import { Value } from '@sinclair/typebox/value'
+import type { ErrorMap } from '../errors.ts'
+
+/**
+ * Turns TypeBox validation errors into the contract's 422 envelope: one entry
+ * per failing field, messages that read as a sentence after the key
+ * ("email can't be blank"). Framework messages (which quote the schema and
+ * echo the value, password included) never reach a client.
+ */
+
+// Formats TypeBox cannot express as a pattern (its patterns have no `u` flag).
+FormatRegistry.Set('username', (v) => /^[\p{L}\p{N}_.-]+$/u.test(v))
+FormatRegistry.Set('email-address', (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(v))
+// Query integers stay strings (Elysia's numeric coercion reports one field at a time).
+FormatRegistry.Set('positive-integer', (v) => /^\d{1,30}$/.test(v) && /[1-9]/.test(v))
+FormatRegistry.Set('non-negative-integer', (v) => /^\d{1,30}$/.test(v))
+FormatRegistry.Set('http-url', (v) => {
+  if (!/^https?:\/\/\S+$/i.test(v)) return false
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol)
+  } catch {
+    return false
+  }
+})
+
+const formatMessages: Record<string, string> = {
+  'positive-integer': 'must be an integer of at least 1',
+  'non-negative-integer': 'must be an integer of at least 0',
+}
+
+export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): string {
+  const s = e.schema as Record<string, unknown>
+  if (e.value === undefined) return "can't be blank"
+  switch (e.type) {
+    case E.String:
+      return 'must be a string'
+    case E.StringMinLength:
+      return s.minLength === 1 ? "can't be blank" : `is too short (minimum is ${s.minLength} characters)`
+    case E.StringMaxLength:
+      return `is too long (maximum is ${s.maxLength} characters)`
+    case E.StringFormat:
+      return formatMessages[s.format as string] ?? 'is invalid'
+    case E.StringPattern:
+      return 'is invalid'
+    case E.Object:
+      return 'must be an object'
+    case E.Array:
+      return 'must be an array'
+    case E.ArrayMaxItems:
+      return `has too many items (maximum is ${s.maxItems})`
+    case E.Integer:
+    case E.Number:
+      return 'must be an integer'
+    case E.IntegerMinimum:
+    case E.NumberMinimum:
+      return `must be greater than or equal to ${s.minimum}`
+    case E.IntegerMaximum:
+    case E.NumberMaximum:
+      return `must be less than or equal to ${s.maximum}`
+    case E.Boolean:
+      return 'must be true or false'
+    case E.Union:
+      return unionMessage(s.anyOf as TSchema[], e.value)
+    default:
+      return 'is invalid'
+  }
+}
+
+/** Unions are "a string or null" bodies and "an integer" query values: name the specific problem. */
+function unionMessage(variants: TSchema[], value: unknown): string {
+  const types = variants.map((v) => v.type as string)
+  if (types.includes('integer')) return 'must be an integer'
+  if (types.includes('array') && types.includes('string')) return 'must be a string or a list of strings'
+  const stringVariant = variants.find((v) => v.type === 'string')
+  if (stringVariant && typeof value === 'string') {
+    const first = Value.Errors(stringVariant, value).First()
+    if (first) return fieldMessage(first)
+  }
+  return types.includes('null') ? 'must be a string or null' : 'is invalid'
+}
+
+/**
+ * The key an error is reported under. Bodies are wrapped (`{"user": {...}}`):
+ * report the field inside the wrapper, or the wrapper itself when it is the
+ * problem; list items are reported under their list (`tagList`).
+ */
+export function fieldKey(path: string, wrapped: boolean): string {
+  const segments = path.split('/').filter(Boolean)
+  if (segments.length === 0) return 'body'
+  return (wrapped ? (segments[1] ?? segments[0]) : segments[0]) as string
+}
+
+export function validationErrors(errors: Iterable<ValueError>, wrapped: boolean): ErrorMap {
+  const out: ErrorMap = {}
+  for (const e of errors) {
+    const key = fieldKey(e.path, wrapped)
+    const message = fieldMessage(e)
+    const list = (out[key] ??= [])
+    // "can't be blank" says it all: drop "is invalid" and friends beside it
+    if (message === "can't be blank") list.splice(0, list.length, message)
+    else if (!list.includes(message) && !list.includes("can't be blank")) list.push(message)
+  }
+  return out
+}

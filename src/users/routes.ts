@@ -1,0 +1,112 @@
+import { Elysia } from 'elysia'
+import { authPlugin, type Tokens } from '../auth/plugin.ts'
+import type { PasswordHasher } from '../auth/password.ts'
+import { HttpError, notFound } from '../errors.ts'
+import { errors, tokenAuth } from '../http/schemas.ts'
+import type { UserQueries, UserRow } from './queries.ts'
+import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
+
+export interface LoginGuard {
+  /** Throws a 429 when this (account, address) may not try now. */
+  check(email: string, address: string): void
+  failed(email: string, address: string): void
+  succeeded(email: string, address: string): void
+}
+
+interface Deps {
+  users: UserQueries
+  tokens: Tokens
+  passwords: PasswordHasher
+  loginGuard: LoginGuard
+  clientAddress(request: Request): string
+}
+
+const invalidLogin = () => new HttpError(401, { 'email or password': ['is invalid'] })
+
+/** Users and authentication: POST /users, POST /users/login, GET and PUT /user. */
+export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress }: Deps) {
+  const present = (u: UserRow) => ({
+    user: { email: u.email, token: tokens.issue(u), username: u.username, bio: u.bio, image: u.image },
+  })
+
+  return new Elysia()
+    .use(authPlugin(tokens))
+    .post(
+      '/users',
+      async ({ body, set }) => {
+        const { username, email, password } = body.user
+        const user = users.create({ username, email, passwordHash: await passwords.hash(password) })
+        set.status = 201
+        return present(user)
+      },
+      {
+        transform: ({ body }) => normalizeUserBody(body),
+        body: RegisterBody,
+        response: { 201: UserResponse, 400: errors[400], 422: errors[422] },
+        detail: { summary: 'Register', tags: ['User and Authentication'] },
+      },
+    )
+    .post(
+      '/users/login',
+      async ({ body, request }) => {
+        const { email, password } = body.user
+        const address = clientAddress(request)
+        loginGuard.check(email, address)
+        const found = users.credentialsByEmail(email)
+        const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
+        if (!found || !ok) {
+          loginGuard.failed(email, address)
+          throw invalidLogin()
+        }
+        loginGuard.succeeded(email, address)
+        return present(found)
+      },
+      {
+        transform: ({ body }) => normalizeUserBody(body),
+        body: LoginBody,
+        response: { 200: UserResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
+        detail: {
+          summary: 'Log in',
+          description: 'A wrong email or password answers 401. Repeated failures are throttled (429).',
+          tags: ['User and Authentication'],
+        },
+      },
+    )
+    .get(
+      '/user',
+      ({ viewer }) => {
+        const user = users.byId(viewer.id)
+        if (!user) throw notFound('user')
+        return present(user)
+      },
+      {
+        auth: true,
+        response: { 200: UserResponse, 401: errors[401] },
+        detail: { summary: 'Current user', tags: ['User and Authentication'], security: tokenAuth },
+      },
+    )
+    .put(
+      '/user',
+      async ({ body, viewer }) => {
+        const { password, ...rest } = body.user
+        const passwordHash = password === undefined ? undefined : await passwords.hash(password)
+        const user = users.update(viewer.id, { ...rest, passwordHash })
+        if (!user) throw notFound('user')
+        // A password change bumped token_version: the fresh token below is the
+        // only one that still works.
+        return present(user)
+      },
+      {
+        auth: true,
+        transform: ({ body }) => normalizeUserBody(body),
+        body: UpdateUserBody,
+        response: { 200: UserResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
+        detail: {
+          summary: 'Update current user',
+          description: 'Changing the password revokes every earlier token; the response carries a fresh one.',
+          tags: ['User and Authentication'],
+          security: tokenAuth,
+        },
+      },
+    )
+}
