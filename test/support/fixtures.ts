@@ -1,0 +1,53 @@
+import { expect } from 'bun:test'
+import type { TestApp } from './app.ts'
+
+let counter = 0
+/** A name no other fixture in this process has used. */
+export const unique = (prefix = 'user') => `${prefix}${++counter}${Math.random().toString(36).slice(2, 7)}`
+
+export interface RegisteredUser {
+  username: string
+  email: string
+  password: string
+  token: string
+}
+
+/** Registers a user through the API and returns its credentials and token. */
+export async function registerUser(app: TestApp, overrides: Partial<Omit<RegisteredUser, 'token'>> = {}): Promise<RegisteredUser> {
+  const username = overrides.username ?? unique()
+  const user = { username, email: overrides.email ?? `${username}@example.com`, password: overrides.password ?? 'password123' }
+  const res = await app.request('POST', '/api/users', { body: { user } })
+  expect(res.status).toBe(201)
+  return { ...user, token: res.body.user.token }
+}
+
+export interface ArticleInput {
+  title?: string
+  description?: string
+  body?: string
+  tagList?: string[] | null
+}
+
+/** Creates an article through the API; returns the response's article. */
+export async function createArticle(app: TestApp, token: string, input: ArticleInput = {}) {
+  const article = {
+    title: input.title ?? unique('Title '),
+    description: input.description ?? 'A description',
+    body: input.body ?? 'The body',
+    ...(input.tagList !== undefined ? { tagList: input.tagList } : {}),
+  }
+  const res = await app.request('POST', '/api/articles', { token, body: { article } })
+  expect(res.status).toBe(201)
+  return res.body.article as {
+    slug: string
+    title: string
+    description: string
+    body: string
+    tagList: string[]
+    createdAt: string
+    updatedAt: string
+    favorited: boolean
+    favoritesCount: number
+    author: { username: string; bio: string | null; image: string | null; following: boolean }
+  }
+}
