@@ -1,17 +1,20 @@
 import type { Database } from 'bun:sqlite'
 import { Elysia, ValidationError } from 'elysia'
+import { listQueries } from './articles/list.ts'
+import { articleQueries } from './articles/queries.ts'
+import { articleRoutes } from './articles/routes.ts'
 import { passwordHasher } from './auth/password.ts'
 import { tokens as createTokens } from './auth/plugin.ts'
 import { signingSecret } from './auth/secret.ts'
+import { commentQueries } from './comments/queries.ts'
+import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
+import { docs } from './http/docs.ts'
+import { securityHeaders } from './http/headers.ts'
 import { validationErrors } from './http/validation.ts'
-import { articleQueries } from './articles/queries.ts'
-import { listQueries } from './articles/list.ts'
-import { articleRoutes } from './articles/routes.ts'
-import { commentQueries } from './comments/queries.ts'
-import { commentRoutes } from './comments/routes.ts'
+import { type Logger, silentLogger } from './log.ts'
 import { profileQueries } from './profiles/queries.ts'
 import { profileRoutes } from './profiles/routes.ts'
 import { tagQueries } from './tags/queries.ts'
@@ -22,8 +25,7 @@ import { type LoginGuard, userRoutes } from './users/routes.ts'
 export interface AppOptions {
   db: Database
   config: Config
-  /** Where unexpected errors are reported (a 500's cause never goes to the client). */
-  logError?: (message: string, error: unknown) => void
+  logger?: Logger
 }
 
 const noGuard: LoginGuard = { check() {}, failed() {}, succeeded() {} }
@@ -32,12 +34,14 @@ const noGuard: LoginGuard = { check() {}, failed() {}, succeeded() {} }
  * Builds the whole service on a migrated database. No listening, no timers, no
  * global state: every test builds its own app on its own database.
  */
-export function createApp({ db, config, logError = (m, e) => console.error(m, e) }: AppOptions) {
+export function createApp({ db, config, logger = silentLogger }: AppOptions) {
   const users = userQueries(db)
   const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users)
   const passwords = passwordHasher(config.passwordHash)
   const corsPolicy = cors(config.corsOrigins)
   const clientAddress = (_request: Request) => 'unknown'
+  const ready = db.query('SELECT 1')
+  const started = new WeakMap<Request, number>()
 
   const api = new Elysia({ prefix: '/api' })
     .use(userRoutes({ users, tokens, passwords, loginGuard: noGuard, clientAddress }))
@@ -48,8 +52,10 @@ export function createApp({ db, config, logError = (m, e) => console.error(m, e)
 
   return new Elysia()
     .onRequest(({ request, set }) => {
-      Object.assign(set.headers, corsPolicy.headers(request))
-      if (request.method === 'OPTIONS') return corsPolicy.preflight(request)
+      started.set(request, performance.now())
+      const url = new URL(request.url)
+      Object.assign(set.headers, securityHeaders(url.pathname), corsPolicy.headers(request))
+      if (request.method === 'OPTIONS') return corsPolicy.preflight(request, set.headers as Record<string, string>)
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes)
     })
@@ -62,15 +68,40 @@ export function createApp({ db, config, logError = (m, e) => console.error(m, e)
       }
       if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
       if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
-      logError(`unhandled error on ${request.method} ${new URL(request.url).pathname}`, error)
+      logger.error('unhandled error', { method: request.method, path: new URL(request.url).pathname }, error)
       return errorResponse(500, { server: ['internal error'] }, extra)
     })
     .mapResponse(({ responseValue, set }) => {
       if (responseValue instanceof Response) return
-      if (set.status === 204) return new Response(null, { status: 204, headers: set.headers as Record<string, string> })
-      set.headers['content-type'] = JSON_CONTENT_TYPE
-      return new Response(JSON.stringify(responseValue), { status: set.status as number, headers: set.headers as Record<string, string> })
+      const headers = set.headers as Record<string, string>
+      if (set.status === 204) return new Response(null, { status: 204, headers })
+      headers['content-type'] = JSON_CONTENT_TYPE
+      return new Response(JSON.stringify(responseValue), { status: set.status as number, headers })
     })
+    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
+      const t0 = started.get(request)
+      logger.info('request', {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: typeof set.status === 'number' ? set.status : Number(set.status) || undefined,
+        ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
+      })
+    })
+    .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
+    .get(
+      '/ready',
+      ({ set }) => {
+        try {
+          ready.get()
+          return { status: 'ready' }
+        } catch {
+          set.status = 503
+          return { status: 'database unavailable' }
+        }
+      },
+      { detail: { hide: true } },
+    )
+    .use(docs())
     .use(api)
 }
 

@@ -20,10 +20,11 @@ export function cors(origins: Config['corsOrigins']) {
       if (origins !== '*') h.vary = 'Origin'
       return h
     },
-    preflight(request: Request): Response {
+    preflight(request: Request, extra: Record<string, string> = {}): Response {
       return new Response(null, {
         status: 204,
         headers: {
+          ...extra,
           ...this.headers(request),
           'access-control-allow-methods': ALLOW_METHODS,
           'access-control-allow-headers': ALLOW_HEADERS,

@@ -23,7 +23,7 @@ export function testApp(overrides: Partial<Config> = {}): TestApp {
   const db = openDatabase(':memory:')
   migrate(db)
   const config: Config = { ...defaults, ...overrides }
-  const app = createApp({ db, config, logError: () => {} })
+  const app = createApp({ db, config })
   return {
     db,
     config,

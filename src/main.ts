@@ -1,0 +1,149 @@
+#!/usr/bin/env bun
+import { parseArgs } from 'node:util'
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { version } from '../package.json'
+import { type Config, ConfigError, environment, integer, loadConfig } from './config.ts'
+import { closeDatabase, openDatabase } from './db/database.ts'
+import { MigrationError, migrate, schemaVersion } from './db/migrate.ts'
+import { createLogger } from './log.ts'
+import { serve } from './server.ts'
+
+const HELP = `conduit ${version} — the RealWorld "Conduit" API in one binary
+
+Usage:
+  conduit [serve] [--port N] [--host ADDR] [--db FILE]   serve the API (the default command)
+  conduit migrate [--db FILE]                            apply pending database migrations and exit
+  conduit backup <file> [--db FILE]                      write a consistent copy of the live database
+  conduit healthcheck [--port N] [--host ADDR]           exit 0 when the local server answers /health
+  conduit --version                                      print the version
+  conduit --help                                         print this help
+
+Flags override the environment. Environment:
+${Object.entries(environment)
+  .map(([k, v]) => `  ${k.padEnd(31)}${v}`)
+  .join('\n')}
+
+Swagger UI is served at /swagger, the OpenAPI document at /swagger/json.`
+
+class UsageError extends Error {}
+
+const FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  db: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const
+
+async function main(argv: string[]): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true })
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (values.help) return print(HELP)
+  if (values.version) return print(version)
+
+  const [command = 'serve', ...rest] = positionals
+  const config = loadConfig()
+  if (values.port !== undefined) config.port = integer('--port', values.port, 0, 65535)
+  if (values.host !== undefined) config.host = values.host
+  if (values.db !== undefined) config.databasePath = values.db
+  const expectArgs = (n: number, usage: string) => {
+    if (rest.length !== n) throw new UsageError(`usage: conduit ${usage}`)
+  }
+
+  switch (command) {
+    case 'serve':
+      expectArgs(0, 'serve [--port N] [--host ADDR] [--db FILE]')
+      return runServer(config)
+    case 'migrate': {
+      expectArgs(0, 'migrate [--db FILE]')
+      const db = openDatabase(config.databasePath)
+      try {
+        const applied = migrate(db)
+        console.log(
+          applied.length
+            ? `applied migrations ${applied.join(', ')}; schema version ${schemaVersion(db)}`
+            : `up to date at schema version ${schemaVersion(db)}`,
+        )
+      } finally {
+        closeDatabase(db)
+      }
+      return 0
+    }
+    case 'backup':
+      expectArgs(1, 'backup <file> [--db FILE]')
+      return backup(config, rest[0]!)
+    case 'healthcheck':
+      expectArgs(0, 'healthcheck [--port N] [--host ADDR]')
+      return healthcheck(config)
+    default:
+      throw new UsageError(`unknown command "${command}" (try conduit --help)`)
+  }
+}
+
+function print(text: string): number {
+  console.log(text)
+  return 0
+}
+
+async function runServer(config: Config): Promise<number> {
+  const logger = createLogger(config.logFormat, config.logLevel)
+  const running = serve(config, logger)
+  const stop = (signal: string) => {
+    running.shutdown(signal).then(
+      () => process.exit(0),
+      (e) => {
+        logger.error('shutdown failed', {}, e)
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  return new Promise<number>(() => {}) // serves until a signal
+}
+
+/** VACUUM INTO: a consistent snapshot of the live database, taken while it serves. */
+function backup(config: Config, target: string): number {
+  const file = resolve(target)
+  if (existsSync(file)) throw new UsageError(`backup: ${file} already exists; choose a new file name`)
+  if (!existsSync(config.databasePath)) throw new UsageError(`backup: no database at ${config.databasePath}`)
+  const db = openDatabase(config.databasePath)
+  try {
+    db.query('VACUUM INTO ?').run(file)
+  } finally {
+    db.close()
+  }
+  console.log(`backup written to ${file}`)
+  return 0
+}
+
+async function healthcheck(config: Config): Promise<number> {
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/health`
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) })
+    if (res.ok) return 0
+    console.error(`healthcheck: ${url} answered ${res.status}`)
+  } catch (e) {
+    console.error(`healthcheck: ${url} unreachable (${(e as Error).message})`)
+  }
+  return 1
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    if (e instanceof UsageError || e instanceof ConfigError || e instanceof MigrationError) {
+      console.error(`conduit: ${e.message}`)
+      process.exit(2)
+    }
+    console.error('conduit: fatal:', e)
+    process.exit(1)
+  },
+)

@@ -1,0 +1,59 @@
+import type { Database } from 'bun:sqlite'
+import { createApp } from './app.ts'
+import type { Config } from './config.ts'
+import { closeDatabase, openDatabase } from './db/database.ts'
+import { migrate } from './db/migrate.ts'
+import type { Logger } from './log.ts'
+
+export interface Running {
+  url: string
+  db: Database
+  /** Stops accepting, lets in-flight requests finish (bounded), closes the database. */
+  shutdown(reason: string): Promise<void>
+}
+
+/** Opens and migrates the database, then serves the app on the configured address. */
+export function serve(config: Config, logger: Logger): Running {
+  const db = openDatabase(config.databasePath)
+  const applied = migrate(db)
+  if (applied.length) logger.info('database migrated', { path: config.databasePath, versions: applied.join(',') })
+  const app = createApp({ db, config, logger })
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    // Bun answers over-limit bodies with an empty 413; the app checks
+    // Content-Length itself (JSON envelope), this is only the last guard.
+    maxRequestBodySize: config.bodyLimitBytes + 64 * 1024,
+    idleTimeout: config.requestTimeoutSeconds,
+    fetch: (request) => app.handle(request),
+    error(error) {
+      logger.error('server error', {}, error)
+      return new Response('{"errors":{"server":["internal error"]}}', {
+        status: 500,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      })
+    },
+  })
+  const url = `http://${config.host}:${server.port}`
+  logger.info('listening', { url, database: config.databasePath })
+
+  let stopping: Promise<void> | undefined
+  return {
+    url,
+    db,
+    shutdown(reason) {
+      stopping ??= (async () => {
+        logger.info('shutting down', { reason })
+        const drained = server.stop(false).then(() => true)
+        const timedOut = Bun.sleep(config.shutdownGraceMs).then(() => false)
+        if (!(await Promise.race([drained, timedOut]))) {
+          logger.warn('in-flight requests did not finish in time; closing them', { graceMs: config.shutdownGraceMs })
+          await server.stop(true)
+        }
+        closeDatabase(db)
+        logger.info('stopped')
+      })()
+      return stopping
+    },
+  }
+}
