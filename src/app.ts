@@ -6,6 +6,7 @@ import { articleRoutes } from './articles/routes.ts'
 import { passwordHasher } from './auth/password.ts'
 import { tokens as createTokens } from './auth/plugin.ts'
 import { signingSecret } from './auth/secret.ts'
+import { loginThrottle } from './auth/throttle.ts'
 import { commentQueries } from './comments/queries.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
@@ -20,15 +21,13 @@ import { profileRoutes } from './profiles/routes.ts'
 import { tagQueries } from './tags/queries.ts'
 import { tagRoutes } from './tags/routes.ts'
 import { userQueries } from './users/queries.ts'
-import { type LoginGuard, userRoutes } from './users/routes.ts'
+import { userRoutes } from './users/routes.ts'
 
 export interface AppOptions {
   db: Database
   config: Config
   logger?: Logger
 }
-
-const noGuard: LoginGuard = { check() {}, failed() {}, succeeded() {} }
 
 /**
  * Builds the whole service on a migrated database. No listening, no timers, no
@@ -39,20 +38,22 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
   const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users)
   const passwords = passwordHasher(config.passwordHash)
   const corsPolicy = cors(config.corsOrigins)
-  const clientAddress = (_request: Request) => 'unknown'
+  const addresses = new WeakMap<Request, string>()
+  const clientAddress = (request: Request) => addresses.get(request) ?? 'unknown'
   const ready = db.query('SELECT 1')
   const started = new WeakMap<Request, number>()
 
   const api = new Elysia({ prefix: '/api' })
-    .use(userRoutes({ users, tokens, passwords, loginGuard: noGuard, clientAddress }))
+    .use(userRoutes({ users, tokens, passwords, loginGuard: loginThrottle(config.loginThrottle), clientAddress }))
     .use(profileRoutes({ profiles: profileQueries(db), tokens }))
     .use(articleRoutes({ articles: articleQueries(db), lists: listQueries(db), tokens }))
     .use(commentRoutes({ comments: commentQueries(db), tokens }))
     .use(tagRoutes({ tags: tagQueries(db) }))
 
   return new Elysia()
-    .onRequest(({ request, set }) => {
+    .onRequest(({ request, set, server }) => {
       started.set(request, performance.now())
+      addresses.set(request, peerAddress(request, server?.requestIP(request)?.address, config.trustProxy))
       const url = new URL(request.url)
       Object.assign(set.headers, securityHeaders(url.pathname), corsPolicy.headers(request))
       if (request.method === 'OPTIONS') return corsPolicy.preflight(request, set.headers as Record<string, string>)
@@ -103,6 +104,19 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     )
     .use(docs())
     .use(api)
+}
+
+/**
+ * The client address. Behind a trusted proxy (TRUST_PROXY) it is the last
+ * X-Forwarded-For entry — the one that proxy appended; earlier entries are
+ * whatever the client claimed.
+ */
+function peerAddress(request: Request, socket: string | undefined, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim()
+    if (forwarded) return forwarded
+  }
+  return socket ?? 'unknown'
 }
 
 const tooLarge = (limit: number) => new HttpError(413, { body: [`is too large (maximum is ${limit} bytes)`] })

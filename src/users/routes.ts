@@ -7,9 +7,8 @@ import type { UserQueries, UserRow } from './queries.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
 
 export interface LoginGuard {
-  /** Throws a 429 when this (account, address) may not try now. */
-  check(email: string, address: string): void
-  failed(email: string, address: string): void
+  /** Counts an attempt as failed until it succeeds; throws a 429 when this (account, address) may not try now. */
+  attempt(email: string, address: string): void
   succeeded(email: string, address: string): void
 }
 
@@ -51,13 +50,10 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
       async ({ body, request }) => {
         const { email, password } = body.user
         const address = clientAddress(request)
-        loginGuard.check(email, address)
+        loginGuard.attempt(email, address)
         const found = users.credentialsByEmail(email)
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
-        if (!found || !ok) {
-          loginGuard.failed(email, address)
-          throw invalidLogin()
-        }
+        if (!found || !ok) throw invalidLogin()
         loginGuard.succeeded(email, address)
         return present(found)
       },
