@@ -7,6 +7,7 @@ import { type Config, ConfigError, environment, integer, loadConfig } from './co
 import { closeDatabase, openDatabase } from './db/database.ts'
 import { MigrationError, migrate, schemaVersion } from './db/migrate.ts'
 import { createLogger } from './log.ts'
+import { SEED_PASSWORD, seedDatabase } from './db/seed.ts'
 import { serve } from './server.ts'
 
 const HELP = `conduit ${version} — the RealWorld "Conduit" API in one binary
@@ -16,6 +17,10 @@ Usage:
   conduit migrate [--db FILE]                            apply pending database migrations and exit
   conduit backup <file> [--db FILE]                      write a consistent copy of the live database
   conduit healthcheck [--port N] [--host ADDR]           exit 0 when the local server answers /health
+  conduit seed [--db FILE] [--users N] [--articles N] [--seed N]
+                                                         fill an empty database with demo data
+                                                         (defaults: 1000 users, 100000 articles, seed 1;
+                                                         every user's password is "${SEED_PASSWORD}")
   conduit --version                                      print the version
   conduit --help                                         print this help
 
@@ -34,6 +39,9 @@ const FLAGS = {
   db: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
+  users: { type: 'string' },
+  articles: { type: 'string' },
+  seed: { type: 'string' },
 } as const
 
 async function main(argv: string[]): Promise<number> {
@@ -78,6 +86,13 @@ async function main(argv: string[]): Promise<number> {
     case 'backup':
       expectArgs(1, 'backup <file> [--db FILE]')
       return backup(config, rest[0]!)
+    case 'seed':
+      expectArgs(0, 'seed [--db FILE] [--users N] [--articles N] [--seed N]')
+      return seed(config, {
+        users: values.users === undefined ? 1000 : integer('--users', values.users, 1, 10_000_000),
+        articles: values.articles === undefined ? 100_000 : integer('--articles', values.articles, 0, 100_000_000),
+        seed: values.seed === undefined ? 1 : integer('--seed', values.seed, 0, 2 ** 32 - 1),
+      })
     case 'healthcheck':
       expectArgs(0, 'healthcheck [--port N] [--host ADDR]')
       return healthcheck(config)
@@ -120,6 +135,27 @@ function backup(config: Config, target: string): number {
     db.close()
   }
   console.log(`backup written to ${file}`)
+  return 0
+}
+
+async function seed(config: Config, o: { users: number; articles: number; seed: number }): Promise<number> {
+  const db = openDatabase(config.databasePath)
+  try {
+    migrate(db)
+    const t0 = performance.now()
+    const counts = seedDatabase(db, {
+      ...o,
+      tags: 1000,
+      follows: 10,
+      favoritesPerArticle: 1,
+      commentsPerArticle: 0.2,
+      passwordHash: await Bun.password.hash(SEED_PASSWORD, { algorithm: 'argon2id', ...config.passwordHash }),
+      onProgress: (m) => console.error(`seed: ${m}`),
+    })
+    console.log(`seeded ${config.databasePath} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`)
+  } finally {
+    closeDatabase(db)
+  }
   return 0
 }
 

@@ -34,7 +34,7 @@ export function listQueries(db: Database) {
   // Single-value filters: the id list comes straight off a primary key or index.
   const single: Record<keyof ListFilters | 'none' | 'feed', Plan> = {
     none: {
-      ids: 'SELECT id FROM articles ORDER BY id DESC LIMIT :limit OFFSET :offset',
+      ids: 'SELECT id FROM articles ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset',
       count: "SELECT value AS n FROM counters WHERE name = 'articles'",
     },
     tag: {

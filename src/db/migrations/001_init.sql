@@ -49,6 +49,9 @@ CREATE TABLE articles (
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL
 );
+-- (created_at, id): the newest-first walk. Narrow, so deep offsets step
+-- through small index pages instead of whole article rows.
+CREATE INDEX articles_recent ON articles(created_at);
 -- (author_id, id): an author's articles newest first
 CREATE INDEX articles_by_author ON articles(author_id);
 
