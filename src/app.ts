@@ -10,6 +10,7 @@ import { loginThrottle } from './auth/throttle.ts'
 import { commentQueries } from './comments/queries.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
+import { changeTracker, VersionedCache } from './db/changes.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { docs } from './http/docs.ts'
@@ -34,7 +35,10 @@ export interface AppOptions {
  * global state: every test builds its own app on its own database.
  */
 export function createApp({ db, config, logger = silentLogger }: AppOptions) {
-  const users = userQueries(db)
+  const changes = changeTracker(db)
+  // finished bodies of anonymous GETs (lists, articles, comments, tags), keyed by URL
+  const anonymous = new VersionedCache(changes, 5000)
+  const users = userQueries(db, changes)
   const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users)
   const passwords = passwordHasher(config.passwordHash)
   const corsPolicy = cors(config.corsOrigins)
@@ -45,10 +49,10 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
 
   const api = new Elysia({ prefix: '/api' })
     .use(userRoutes({ users, tokens, passwords, loginGuard: loginThrottle(config.loginThrottle), clientAddress }))
-    .use(profileRoutes({ profiles: profileQueries(db), tokens }))
-    .use(articleRoutes({ articles: articleQueries(db), lists: listQueries(db), tokens }))
-    .use(commentRoutes({ comments: commentQueries(db), tokens }))
-    .use(tagRoutes({ tags: tagQueries(db) }))
+    .use(profileRoutes({ profiles: profileQueries(db, changes), tokens }))
+    .use(articleRoutes({ articles: articleQueries(db, changes), lists: listQueries(db, changes), tokens, anonymous }))
+    .use(commentRoutes({ comments: commentQueries(db, changes), tokens, anonymous }))
+    .use(tagRoutes({ tags: tagQueries(db), anonymous }))
 
   return new Elysia()
     .onRequest(({ request, set, server }) => {
@@ -63,7 +67,10 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .onParse(async ({ request }) => parseJsonBody(request, config.bodyLimitBytes))
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       const extra = set.headers as Record<string, string>
-      if (error instanceof HttpError) return errorResponse(error.status, error.errors, { ...extra, ...error.headers })
+      // errors thrown while parsing (413) arrive wrapped in Elysia's ParseError
+      const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
+      const http = error instanceof HttpError ? error : cause instanceof HttpError ? cause : undefined
+      if (http) return errorResponse(http.status, http.errors, { ...extra, ...http.headers })
       if (error instanceof ValidationError) {
         return errorResponse(422, validationErrors(error.all, error.type === 'body'), extra)
       }
@@ -73,7 +80,8 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
       return errorResponse(500, { server: ['internal error'] }, extra)
     })
     .mapResponse(({ responseValue, set }) => {
-      if (responseValue instanceof Response) return
+      // Responses, and the fixed pages plugins register (handed over as functions), pass as they are
+      if (responseValue instanceof Response || typeof responseValue === 'function') return
       const headers = set.headers as Record<string, string>
       if (set.status === 204) return new Response(null, { status: 204, headers })
       headers['content-type'] = JSON_CONTENT_TYPE

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { LIST_ITEM_JSON } from './json.ts'
+import { type ChangeTracker, VersionedCache } from '../db/changes.ts'
+import { LIST_ITEM_PARTS, type ListItem, type ListItemParts, listItem } from './json.ts'
 
 export interface ListFilters {
   tag: string[]
@@ -15,20 +16,49 @@ type Params = Record<string, string | number>
 
 /**
  * Article lists: one statement picks the page's ids walking an index
- * backwards (id order is creation order), one turns them into JSON, and the
- * count comes from counters kept by triggers whenever a single filter value
- * allows it. So a page costs the same at 1,000 or 1,000,000 articles, and the
+ * backwards (id order is creation order), cached list items (or one statement
+ * for the missing ones) turn them into JSON, and the count comes from
+ * counters kept by triggers whenever a single filter value allows it. So a page costs the same at 1,000 or 1,000,000 articles, and the
  * same for 1 or 100 items (no N+1).
  *
  * Several values of one filter, or several filters, fall back to a generic
  * query whose cost grows with the matching articles (not the whole table).
  */
-export function listQueries(db: Database) {
-  const render = db.query<{ json: string }, { ids: string; viewer: number }>(
-    `SELECT coalesce(json_group_array(json(j) ORDER BY id DESC), '[]') AS json FROM (
-       SELECT a.id, ${LIST_ITEM_JSON} AS j
-       FROM json_each(:ids) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id)`,
+export function listQueries(db: Database, changes: ChangeTracker) {
+  const parts = db.query<ListItemParts, { ids: string }>(
+    `SELECT ${LIST_ITEM_PARTS} FROM json_each(:ids) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id`,
   )
+  const favorited = db.query<{ id: number }, { viewer: number; ids: string }>(
+    'SELECT article_id AS id FROM favorites WHERE user_id = :viewer AND article_id IN (SELECT value FROM json_each(:ids))',
+  )
+  const following = db.query<{ id: number }, { viewer: number; ids: string }>(
+    'SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND followee_id IN (SELECT value FROM json_each(:ids))',
+  )
+  // List items without their viewer-dependent flags, shared by all viewers;
+  // dropped whenever content changes.
+  const items = new VersionedCache<number, ListItem>(changes, 20_000)
+
+  /** The page's items as a JSON array: cached parts, plus two lookups for a signed-in viewer. */
+  const render = (ids: number[], viewer: number): string => {
+    const page = items.getMany(ids, (missing) => {
+      const found = new Map<number, ListItem>()
+      for (const p of parts.all({ ids: JSON.stringify(missing) })) found.set(p.id, listItem(p))
+      return found
+    })
+    let favs: Set<number> | undefined
+    let follows: Set<number> | undefined
+    if (viewer) {
+      favs = new Set(favorited.all({ viewer, ids: JSON.stringify(ids) }).map((r) => r.id))
+      const authors = [...new Set(page.map((p) => p?.authorId))]
+      follows = new Set(following.all({ viewer, ids: JSON.stringify(authors) }).map((r) => r.id))
+    }
+    const out: string[] = []
+    page.forEach((p, i) => {
+      if (!p) return
+      out.push(`${p.head}${favs?.has(ids[i]!) ?? false}${p.mid}${follows?.has(p.authorId) ?? false}}}`)
+    })
+    return `[${out.join(',')}]`
+  }
 
   type Plan = { ids: string; count: string }
   // Single-value filters: the id list comes straight off a primary key or index.
@@ -81,9 +111,7 @@ export function listQueries(db: Database) {
   const run = (plan: Plan, params: Params, page: Page, viewer: number): string => {
     const ids = db.query<{ id: number }, Params>(plan.ids).all({ ...params, limit: page.limit, offset: page.offset })
     const count = db.query<{ n: number }, Params>(plan.count).get(params)!.n
-    const articles = ids.length
-      ? render.get({ ids: JSON.stringify(ids.map((r) => r.id)), viewer })!.json
-      : '[]'
+    const articles = ids.length ? render(ids.map((r) => r.id), viewer) : '[]'
     return `{"articles":${articles},"articlesCount":${count}}`
   }
 

@@ -1,8 +1,9 @@
 import type { Database } from 'bun:sqlite'
+import type { ChangeTracker } from '../db/changes.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { ARTICLE_JSON } from './json.ts'
 import type { ArticleChanges, NewArticle } from './schemas.ts'
-import { nextFreeSlug, slugBase, slugify } from './slug.ts'
+import { nextFreeSlug, slugify } from './slug.ts'
 
 interface Owned {
   id: number
@@ -17,7 +18,7 @@ interface Owned {
  * requests (or two processes) creating the same title get `x` and `x-2`,
  * never a conflict or a duplicate.
  */
-export function articleQueries(db: Database) {
+export function articleQueries(db: Database, changes: ChangeTracker) {
   const json = db.query<{ json: string }, { slug: string; viewer: number }>(
     `SELECT ${ARTICLE_JSON} AS json FROM articles a JOIN users u ON u.id = a.author_id WHERE a.slug = :slug`,
   )
@@ -84,6 +85,15 @@ export function articleQueries(db: Database) {
     return a
   }
 
+  /** Runs a write and tells the caches (also when it throws halfway: harmless). */
+  const write = <T>(run: () => T): T => {
+    try {
+      return run()
+    } finally {
+      changes.changed()
+    }
+  }
+
   const create = db.transaction((author: number, a: NewArticle): string => {
     const slug = freeSlug(a.title)
     const { id } = insert.get({ slug, title: a.title, description: a.description, body: a.body, author, now: Date.now() })!
@@ -92,9 +102,9 @@ export function articleQueries(db: Database) {
   })
   const change = db.transaction((viewer: number, slug: string, c: ArticleChanges): string => {
     const a = mine(slug, viewer)
-    // A new title gives a new slug, unless it slugifies to the same base
+    // A new title gives a new slug, unless it slugifies like the old title
     // (a fix of case or punctuation keeps the article's address).
-    const newSlug = c.title !== undefined && slugify(c.title) !== slugBase(a.slug) ? freeSlug(c.title) : a.slug
+    const newSlug = c.title !== undefined && slugify(c.title) !== slugify(a.title) ? freeSlug(c.title) : a.slug
     update.run({
       id: a.id,
       slug: newSlug,
@@ -112,16 +122,15 @@ export function articleQueries(db: Database) {
     /** The article as JSON seen by `viewer` (0 = anonymous), or null. */
     json: (slug: string, viewer: number): string | null => json.get({ slug, viewer })?.json ?? null,
     /** Returns the new slug. */
-    create: (author: number, a: NewArticle): string => create.immediate(author, a),
+    create: (author: number, a: NewArticle): string => write(() => create.immediate(author, a)),
     /** Author only (403 otherwise); returns the (possibly new) slug. */
-    update: (viewer: number, slug: string, c: ArticleChanges): string => change.immediate(viewer, slug, c),
+    update: (viewer: number, slug: string, c: ArticleChanges): string => write(() => change.immediate(viewer, slug, c)),
     /** Author only; comments, favorites and tag links go with it (ON DELETE CASCADE). */
-    delete: (viewer: number, slug: string): void => destroy.immediate(viewer, slug),
+    delete: (viewer: number, slug: string): void => write(() => destroy.immediate(viewer, slug)),
     /** Idempotent; counters move only when a row is really added or removed (triggers). */
     setFavorite(user: number, slug: string, on: boolean): void {
       const article = find(slug).id
-      if (on) favorite.run({ user, article })
-      else unfavorite.run({ user, article })
+      write(() => (on ? favorite : unfavorite).run({ user, article }))
     },
   }
 }

@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
+import type { VersionedCache } from '../db/changes.ts'
 import { notFound } from '../errors.ts'
 import { noContent, rawJson } from '../http/respond.ts'
-import { errors, tokenAuth } from '../http/schemas.ts'
+import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import type { ListQueries } from './list.ts'
 import type { ArticleQueries } from './queries.ts'
 import {
@@ -26,24 +27,37 @@ const page = (q: { limit?: string; offset?: string }) => ({
 })
 
 /** Articles, the feed and favorites. */
-export function articleRoutes({ articles, lists, tokens }: { articles: ArticleQueries; lists: ListQueries; tokens: Tokens }) {
+interface Deps {
+  articles: ArticleQueries
+  lists: ListQueries
+  tokens: Tokens
+  /** finished bodies for anonymous callers, keyed by URL */
+  anonymous: VersionedCache
+}
+
+export function articleRoutes({ articles, lists, tokens, anonymous }: Deps) {
   const articleJson = (slug: string, viewer: number) => {
     const json = articles.json(slug, viewer)
     if (json === null) throw notFound('article')
     return `{"article":${json}}`
   }
+  /** Anonymous callers all see the same body: serve it from the cache. */
+  const seenBy = (viewer: { id: number } | null, url: string, build: (viewer: number) => string) =>
+    viewer ? build(viewer.id) : anonymous.get(url, () => build(0))
   const favoriteResponse = { 200: ArticleResponse, 401: errors[401], 404: errors[404] }
 
   return new Elysia()
     .use(authPlugin(tokens))
     .get(
       '/articles',
-      ({ query, viewer, set }) =>
+      ({ query, viewer, set, request }) =>
         rawJson(
-          lists.list(
-            { tag: asList(query.tag), author: asList(query.author), favorited: asList(query.favorited) },
-            page(query),
-            viewer?.id ?? 0,
+          seenBy(viewer, request.url, (id) =>
+            lists.list(
+              { tag: asList(query.tag), author: asList(query.author), favorited: asList(query.favorited) },
+              page(query),
+              id,
+            ),
           ),
           set,
         ),
@@ -72,12 +86,13 @@ export function articleRoutes({ articles, lists, tokens }: { articles: ArticleQu
       {
         auth: true,
         transform: ({ body }) => normalizeArticleBody(body),
+        ...jsonBody,
         body: NewArticleBody,
         response: { 201: ArticleResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
         detail: { summary: 'Create an article', tags, security: tokenAuth },
       },
     )
-    .get('/articles/:slug', ({ params, viewer, set }) => rawJson(articleJson(params.slug, viewer?.id ?? 0), set), {
+    .get('/articles/:slug', ({ params, viewer, set, request }) => rawJson(seenBy(viewer, request.url, (id) => articleJson(params.slug, id)), set), {
       optionalAuth: true,
       params: SlugParams,
       response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },
@@ -91,6 +106,7 @@ export function articleRoutes({ articles, lists, tokens }: { articles: ArticleQu
         auth: true,
         params: SlugParams,
         transform: ({ body }) => normalizeArticleBody(body),
+        ...jsonBody,
         body: UpdateArticleBody,
         response: { 200: ArticleResponse, 400: errors[400], 401: errors[401], 403: errors[403], 404: errors[404], 422: errors[422] },
         detail: {

@@ -1,10 +1,11 @@
 import { t } from 'elysia'
+import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
 
-const Title = t.String({ minLength: 1, maxLength: 200, description: 'trimmed; 1-200 characters' })
-const Description = t.String({ minLength: 1, maxLength: 1000, description: 'trimmed; 1-1,000 characters' })
-const Body = t.String({ minLength: 1, maxLength: 100_000, description: 'trimmed; 1-100,000 characters' })
-const TagList = t.Array(t.String({ minLength: 1, maxLength: 40 }), {
+const Title = text('title', 1, 200, { description: 'trimmed; 1-200 characters' })
+const Description = text('description', 1, 1000, { description: 'trimmed; 1-1,000 characters' })
+const Body = text('article-body', 1, 100_000, { description: 'trimmed; 1-100,000 characters' })
+const TagList = t.Array(text('tag', 1, 40), {
   maxItems: 20,
   description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters. null = no tags',
 })
@@ -66,6 +67,7 @@ type Loose = { article?: Record<string, unknown> }
  * tags dropped (so limits apply to what is stored), and a null tagList is no tags.
  */
 export function normalizeArticleBody(body: unknown): void {
+  requireObjectWrapper(body, 'article')
   const a = (body as Loose | null)?.article
   if (!a || typeof a !== 'object') return
   for (const k of ['title', 'description', 'body'] as const) {

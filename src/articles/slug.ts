@@ -2,12 +2,15 @@
  * Slugs per the contract: lower-cased, NFKD with combining marks dropped, every
  * run of characters other than letters and digits (any script) turned into
  * one `-`, trimmed of `-`, at most 100 characters; "article" when nothing is left.
- * Lower-casing comes first because it can itself produce combining marks (İ → i̇).
+ * Lower-casing happens after decomposition (compatibility forms such as ℌ
+ * only become capitals then) and before the marks are dropped (İ lower-cases
+ * to i plus a combining dot).
  */
 export const SLUG_MAX = 100
 
 export function slugify(title: string): string {
   const words = title
+    .normalize('NFKD')
     .toLowerCase()
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
@@ -35,7 +38,3 @@ export function nextFreeSlug(base: string, taken: Iterable<string>): string {
   return `${prefix}${n}`
 }
 
-/** The base a slug was allocated from (`hello-3` → `hello`), to tell whether a new title changes it. */
-export function slugBase(slug: string): string {
-  return slug.replace(/-[1-9]\d*$/, '')
-}

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { ChangeTracker } from '../db/changes.ts'
 import { isoTime, profileJson } from '../articles/json.ts'
 import { forbidden, notFound } from '../errors.ts'
 
@@ -6,7 +7,7 @@ const COMMENT_JSON = `json_object('id', c.id, 'createdAt', ${isoTime('c.created_
   'c.updated_at',
 )}, 'body', c.body, 'author', ${profileJson('u')})`
 
-export function commentQueries(db: Database) {
+export function commentQueries(db: Database, changes: ChangeTracker) {
   const articleId = db.query<{ id: number; author_id: number }, [string]>('SELECT id, author_id FROM articles WHERE slug = ?')
   const insert = db.query<{ id: number }, { article: number; author: number; body: string; now: number }>(
     `INSERT INTO comments (article_id, author_id, body, created_at, updated_at)
@@ -44,12 +45,16 @@ export function commentQueries(db: Database) {
     /** Adds a comment; returns it as JSON. */
     add(viewer: number, slug: string, body: string): string {
       const { id } = insert.get({ article: article(slug).id, author: viewer, body, now: Date.now() })!
+      changes.changed()
       return one.get({ id, viewer })!.json
     },
     /** All comments of an article as a JSON array, oldest first. */
     list: (slug: string, viewer: number): string => all.get({ article: article(slug).id, viewer })!.json,
     /** The comment's author or the article's author may delete it. */
-    delete: (viewer: number, slug: string, id: number): void => destroy.immediate(viewer, slug, id),
+    delete(viewer: number, slug: string, id: number): void {
+      destroy.immediate(viewer, slug, id)
+      changes.changed()
+    },
   }
 }
 export type CommentQueries = ReturnType<typeof commentQueries>

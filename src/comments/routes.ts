@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
+import type { VersionedCache } from '../db/changes.ts'
 import { noContent, rawJson } from '../http/respond.ts'
-import { errors, tokenAuth } from '../http/schemas.ts'
+import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import { SlugParams } from '../articles/schemas.ts'
 import type { CommentQueries } from './queries.ts'
 import { CommentListResponse, CommentParams, CommentResponse, NewCommentBody, normalizeCommentBody } from './schemas.ts'
@@ -10,15 +11,22 @@ const tags = ['Comments']
 /** Path ids are decimal integers; anything else names no comment (404). */
 const commentId = (raw: string) => (/^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN)
 
-export function commentRoutes({ comments, tokens }: { comments: CommentQueries; tokens: Tokens }) {
+export function commentRoutes({ comments, tokens, anonymous }: { comments: CommentQueries; tokens: Tokens; anonymous: VersionedCache }) {
   return new Elysia()
     .use(authPlugin(tokens))
-    .get('/articles/:slug/comments', ({ params, viewer, set }) => rawJson(`{"comments":${comments.list(params.slug, viewer?.id ?? 0)}}`, set), {
+    .get(
+      '/articles/:slug/comments',
+      ({ params, viewer, set, request }) => {
+        const build = (id: number) => `{"comments":${comments.list(params.slug, id)}}`
+        return rawJson(viewer ? build(viewer.id) : anonymous.get(request.url, () => build(0)), set)
+      },
+      {
       optionalAuth: true,
       params: SlugParams,
       response: { 200: CommentListResponse, 401: errors[401], 404: errors[404] },
       detail: { summary: "An article's comments", tags, security: [{}, ...tokenAuth] },
-    })
+      },
+    )
     .post(
       '/articles/:slug/comments',
       ({ params, body, viewer, set }) => rawJson(`{"comment":${comments.add(viewer.id, params.slug, body.comment.body)}}`, set),
@@ -26,6 +34,7 @@ export function commentRoutes({ comments, tokens }: { comments: CommentQueries; 
         auth: true,
         params: SlugParams,
         transform: ({ body }) => normalizeCommentBody(body),
+        ...jsonBody,
         body: NewCommentBody,
         response: { 200: CommentResponse, 400: errors[400], 401: errors[401], 404: errors[404], 422: errors[422] },
         detail: { summary: 'Comment on an article', tags, security: tokenAuth },

@@ -1,8 +1,9 @@
 import { t } from 'elysia'
+import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
 
 export const NewCommentBody = t.Object({
-  comment: t.Object({ body: t.String({ minLength: 1, maxLength: 20_000, description: 'trimmed; 1-20,000 characters' }) }),
+  comment: t.Object({ body: text('comment-body', 1, 20_000, { description: 'trimmed; 1-20,000 characters' }) }),
 })
 export const Comment = t.Object({
   id: t.Integer(),
@@ -16,6 +17,7 @@ export const CommentListResponse = t.Object({ comments: t.Array(Comment, { descr
 export const CommentParams = t.Object({ slug: t.String(), id: t.String({ description: 'the comment id' }) })
 
 export function normalizeCommentBody(body: unknown): void {
+  requireObjectWrapper(body, 'comment')
   const c = (body as { comment?: Record<string, unknown> } | null)?.comment
   if (c && typeof c === 'object' && typeof c.body === 'string') c.body = c.body.trim()
 }

@@ -17,6 +17,13 @@ export const errors = {
   422: e('Validation failed: every failing field at once'),
 } as const
 
+/**
+ * Spread into every route that takes a body. The app-wide parser (app.ts)
+ * does the parsing; naming `json` here too only tells the OpenAPI generator
+ * the body is application/json (it ignores function parsers).
+ */
+export const jsonBody = { parse: 'json' } as const
+
 /** Security requirement of routes that need (or accept) a token. */
 export const tokenAuth = [{ Token: [] }]
 

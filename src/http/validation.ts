@@ -1,7 +1,8 @@
 import { FormatRegistry, type TSchema } from '@sinclair/typebox'
+import { t } from 'elysia'
 import { type ValueError, ValueErrorType as E } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
-import type { ErrorMap } from '../errors.ts'
+import { type ErrorMap, unprocessable } from '../errors.ts'
 
 /**
  * Turns TypeBox validation errors into the contract's 422 envelope: one entry
@@ -10,20 +11,44 @@ import type { ErrorMap } from '../errors.ts'
  * echo the value, password included) never reach a client.
  */
 
-// Formats TypeBox cannot express as a pattern (its patterns have no `u` flag).
-FormatRegistry.Set('username', (v) => /^[\p{L}\p{N}_.-]+$/u.test(v))
-FormatRegistry.Set('email-address', (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(v))
+/**
+ * Lengths in the contract are in characters (code points), not the UTF-16
+ * units TypeBox's maxLength counts (an emoji is one character), and some
+ * checks need Unicode regexes (TypeBox patterns have no `u` flag). So such
+ * strings are a named format that checks both; the limits are kept for the
+ * message.
+ */
+const charLimits = new Map<string, { min: number; max: number }>()
+export function codePoints(v: string, stopAfter = Infinity): number {
+  let n = 0
+  for (const _ of v) if (++n > stopAfter) break
+  return n
+}
+
+/** A string of `min`..`max` characters, optionally also `valid`, documented under `format`. */
+export function text(format: string, min: number, max: number, options: { valid?: (v: string) => boolean; description?: string } = {}) {
+  if (!charLimits.has(format)) {
+    charLimits.set(format, { min, max })
+    FormatRegistry.Set(format, (v) => {
+      const n = codePoints(v, max)
+      return n >= min && n <= max && (options.valid?.(v) ?? true)
+    })
+  }
+  const description = options.description ?? `${min}-${max.toLocaleString('en')} characters`
+  return t.String({ format, minLength: min, description })
+}
+
 // Query integers stay strings (Elysia's numeric coercion reports one field at a time).
 FormatRegistry.Set('positive-integer', (v) => /^\d{1,30}$/.test(v) && /[1-9]/.test(v))
 FormatRegistry.Set('non-negative-integer', (v) => /^\d{1,30}$/.test(v))
-FormatRegistry.Set('http-url', (v) => {
+export const isHttpUrl = (v: string) => {
   if (!/^https?:\/\/\S+$/i.test(v)) return false
   try {
     return ['http:', 'https:'].includes(new URL(v).protocol)
   } catch {
     return false
   }
-})
+}
 
 const formatMessages: Record<string, string> = {
   'positive-integer': 'must be an integer of at least 1',
@@ -40,8 +65,15 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
       return s.minLength === 1 ? "can't be blank" : `is too short (minimum is ${s.minLength} characters)`
     case E.StringMaxLength:
       return `is too long (maximum is ${s.maxLength} characters)`
-    case E.StringFormat:
+    case E.StringFormat: {
+      const limits = charLimits.get(s.format as string)
+      if (limits && typeof e.value === 'string') {
+        const n = codePoints(e.value, limits.max)
+        if (n < limits.min) return limits.min === 1 ? "can't be blank" : `is too short (minimum is ${limits.min} characters)`
+        if (n > limits.max) return `is too long (maximum is ${limits.max} characters)`
+      }
       return formatMessages[s.format as string] ?? 'is invalid'
+    }
     case E.StringPattern:
       return 'is invalid'
     case E.Object:
@@ -82,6 +114,18 @@ function unionMessage(variants: TSchema[], value: unknown): string {
 }
 
 /**
+ * Runs in `transform`, before validation: Elysia reshapes a wrapper of the
+ * wrong type into an empty object when every field in it is optional (PUT
+ * routes), which would hide the error. Names the wrapper instead.
+ */
+export function requireObjectWrapper(body: unknown, key: string): void {
+  if (body === null || typeof body !== 'object' || !(key in body)) return
+  const v = (body as Record<string, unknown>)[key]
+  if (v === null || v === undefined) throw unprocessable({ [key]: ["can't be blank"] })
+  if (typeof v !== 'object' || Array.isArray(v)) throw unprocessable({ [key]: ['must be an object'] })
+}
+
+/**
  * The key an error is reported under. Bodies are wrapped (`{"user": {...}}`):
  * report the field inside the wrapper, or the wrapper itself when it is the
  * problem; list items are reported under their list (`tagList`).
@@ -94,7 +138,15 @@ export function fieldKey(path: string, wrapped: boolean): string {
 
 export function validationErrors(errors: Iterable<ValueError>, wrapped: boolean): ErrorMap {
   const out: ErrorMap = {}
-  for (const e of errors) {
+  const all = [...errors]
+  // When the wrapper itself is missing or wrong, the fields inside it are noise.
+  const brokenWrappers = new Set(
+    all.filter((e) => wrapped && e.path.split('/').filter(Boolean).length === 1).map((e) => e.path),
+  )
+  for (const e of all) {
+    // unknown extra fields are ignored, not errors
+    if (e.type === E.ObjectAdditionalProperties) continue
+    if ([...brokenWrappers].some((w) => e.path.startsWith(`${w}/`))) continue
     const key = fieldKey(e.path, wrapped)
     const message = fieldMessage(e)
     const list = (out[key] ??= [])

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { ChangeTracker } from '../db/changes.ts'
 
 export interface ProfileRow {
   id: number
@@ -8,7 +9,7 @@ export interface ProfileRow {
   following: number
 }
 
-export function profileQueries(db: Database) {
+export function profileQueries(db: Database, changes: ChangeTracker) {
   // username compares with the column's NOCASE collation: profiles resolve ignoring ASCII case
   const byUsername = db.query<ProfileRow, { username: string; viewer: number }>(
     `SELECT u.id, u.username, u.bio, u.image,
@@ -24,8 +25,14 @@ export function profileQueries(db: Database) {
   return {
     /** `viewer` 0 is anonymous (no user has id 0). */
     byUsername: (username: string, viewer: number): ProfileRow | null => byUsername.get({ username, viewer }),
-    follow: (follower: number, followee: number) => void follow.run({ follower, followee }),
-    unfollow: (follower: number, followee: number) => void unfollow.run({ follower, followee }),
+    follow(follower: number, followee: number) {
+      follow.run({ follower, followee })
+      changes.changed()
+    },
+    unfollow(follower: number, followee: number) {
+      unfollow.run({ follower, followee })
+      changes.changed()
+    },
   }
 }
 export type ProfileQueries = ReturnType<typeof profileQueries>

@@ -1,9 +1,10 @@
 import { Elysia, t } from 'elysia'
+import type { VersionedCache } from '../db/changes.ts'
 import { rawJson } from '../http/respond.ts'
 import type { TagQueries } from './queries.ts'
 
-export function tagRoutes({ tags }: { tags: TagQueries }) {
-  return new Elysia().get('/tags', ({ set }) => rawJson(`{"tags":${tags.popular()}}`, set), {
+export function tagRoutes({ tags, anonymous }: { tags: TagQueries; anonymous: VersionedCache }) {
+  return new Elysia().get('/tags', ({ set }) => rawJson(anonymous.get('tags', () => `{"tags":${tags.popular()}}`), set), {
     response: { 200: t.Object({ tags: t.Array(t.String(), { description: 'tags in use, most used first' }) }) },
     detail: { summary: 'Tags in use', tags: ['Tags'] },
   })

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { ChangeTracker } from '../db/changes.ts'
 import { isUniqueViolation, taken, type ErrorMap, unprocessable } from '../errors.ts'
 
 export interface UserRow {
@@ -22,7 +23,7 @@ export interface UserChanges {
 
 const USER_COLUMNS = 'id, username, email, bio, image, token_version'
 
-export function userQueries(db: Database) {
+export function userQueries(db: Database, changes: ChangeTracker) {
   const insert = db.query<UserRow, { username: string; email: string; hash: string; now: number }>(
     `INSERT INTO users (username, email, password_hash, created_at) VALUES (:username, :email, :hash, :now)
      RETURNING ${USER_COLUMNS}`,
@@ -71,7 +72,7 @@ export function userQueries(db: Database) {
     credentialsByEmail: (email: string): Credentials | null => credentialsByEmail.get(email),
     update(id: number, c: UserChanges): UserRow | null {
       try {
-        return update.get({
+        const user = update.get({
           id,
           username: c.username ?? null,
           email: c.email ?? null,
@@ -81,6 +82,8 @@ export function userQueries(db: Database) {
           setImage: c.image !== undefined ? 1 : 0,
           image: c.image ?? null,
         })
+        changes.changed() // authors' names, bios and images appear in cached articles
+        return user
       } catch (e) {
         explainConflict(e, id, c.email, c.username)
       }

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
 import type { PasswordHasher } from '../auth/password.ts'
 import { HttpError, notFound } from '../errors.ts'
-import { errors, tokenAuth } from '../http/schemas.ts'
+import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import type { UserQueries, UserRow } from './queries.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
 
@@ -40,6 +40,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
       },
       {
         transform: ({ body }) => normalizeUserBody(body),
+        ...jsonBody,
         body: RegisterBody,
         response: { 201: UserResponse, 400: errors[400], 422: errors[422] },
         detail: { summary: 'Register', tags: ['User and Authentication'] },
@@ -59,6 +60,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
       },
       {
         transform: ({ body }) => normalizeUserBody(body),
+        ...jsonBody,
         body: LoginBody,
         response: { 200: UserResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
         detail: {
@@ -95,6 +97,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
       {
         auth: true,
         transform: ({ body }) => normalizeUserBody(body),
+        ...jsonBody,
         body: UpdateUserBody,
         response: { 200: UserResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
         detail: {

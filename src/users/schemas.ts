@@ -1,17 +1,19 @@
 import { t } from 'elysia'
 import { NullableString } from '../http/schemas.ts'
+import { isHttpUrl, requireObjectWrapper, text } from '../http/validation.ts'
 
-export const Username = t.String({
-  minLength: 1,
-  maxLength: 40,
-  format: 'username',
-  description: 'letters, digits, `_`, `-`, `.`; unique ignoring ASCII case',
+export const Username = text('username', 1, 40, {
+  valid: (v) => /^[\p{L}\p{N}_.-]+$/u.test(v),
+  description: '1-40 letters, digits, `_`, `-`, `.`; unique ignoring ASCII case',
 })
-export const Email = t.String({ minLength: 1, maxLength: 254, format: 'email-address' })
-export const Password = t.String({ minLength: 8, maxLength: 256, writeOnly: true })
-export const Bio = t.Union([t.String({ maxLength: 4000 }), t.Null()], { description: '`null` or "" clears it' })
-export const Image = t.Union([t.String({ maxLength: 2048, format: 'http-url' }), t.Null()], {
-  description: 'an http(s) URL; `null` or "" clears it',
+export const Email = text('email', 1, 254, {
+  valid: (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(v),
+  description: 'stored lower-cased; unique',
+})
+export const Password = { ...text('password', 8, 256), writeOnly: true }
+export const Bio = t.Union([text('bio', 0, 4000), t.Null()], { description: 'at most 4,000 characters; `null` or "" clears it' })
+export const Image = t.Union([text('image-url', 1, 2048, { valid: isHttpUrl }), t.Null()], {
+  description: 'an http(s) URL of at most 2,048 characters; `null` or "" clears it',
 })
 
 export const RegisterBody = t.Object({
@@ -47,6 +49,7 @@ type Loose = { user?: Record<string, unknown> }
  * Passwords are never touched.
  */
 export function normalizeUserBody(body: unknown): void {
+  requireObjectWrapper(body, 'user')
   const u = (body as Loose | null)?.user
   if (!u || typeof u !== 'object') return
   if (typeof u.email === 'string') u.email = u.email.trim().toLowerCase()
