@@ -1,0 +1,208 @@
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, defaults, integer, loadConfig } from '../../src/config.ts'
+
+const SECRET_32 = 's'.repeat(32)
+
+describe('loadConfig', () => {
+  test('gives the defaults for an empty environment', () => {
+    expect(loadConfig({})).toEqual(defaults)
+  })
+
+  test('has the documented defaults', () => {
+    const c = loadConfig({})
+    expect(c.port).toBe(3000)
+    expect(c.jwtSecret).toBeUndefined()
+    expect(c.tokenTtlSeconds).toBe(30 * 24 * 3600)
+    expect(c.corsOrigins).toBe('*')
+    expect(c.bodyLimitBytes).toBe(1024 * 1024)
+  })
+
+  test('treats empty values as unset', () => {
+    expect(loadConfig({ PORT: '', JWT_SECRET: '', CORS_ORIGINS: '', BODY_LIMIT_BYTES: '', LOG_LEVEL: '' })).toEqual(defaults)
+  })
+
+  test('ignores variables it does not know', () => {
+    expect(loadConfig({ SOMETHING_ELSE: '42', PATH: '/usr/bin' })).toEqual(defaults)
+  })
+
+  test('returns a fresh value each time and never changes the defaults', () => {
+    const a = loadConfig({ LOGIN_THROTTLE_PER_PAIR: '3', CORS_ORIGINS: 'https://a.example' })
+    a.passwordHash.memoryCost = 1
+    const b = loadConfig({})
+    expect(b).toEqual(defaults)
+    expect(b).not.toBe(defaults)
+    expect(b.loginThrottle).not.toBe(defaults.loginThrottle)
+    expect(defaults.loginThrottle.perPair).toBe(10)
+    expect(defaults.passwordHash.memoryCost).toBe(19456)
+    expect(defaults.corsOrigins).toBe('*')
+  })
+
+  test('reads every variable it documents', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_PATH: '/data/conduit.db',
+      JWT_SECRET: SECRET_32,
+      JWT_TTL_SECONDS: '3600',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      BODY_LIMIT_BYTES: '2048',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'warn',
+      TRUST_PROXY: 'true',
+      LOGIN_THROTTLE: 'false',
+      LOGIN_THROTTLE_PER_PAIR: '5',
+      LOGIN_THROTTLE_PER_ACCOUNT: '50',
+      LOGIN_THROTTLE_WINDOW_SECONDS: '60',
+      REQUEST_TIMEOUT_SECONDS: '10',
+    })
+    expect(c).toEqual({
+      ...defaults,
+      port: 8080,
+      host: '127.0.0.1',
+      databasePath: '/data/conduit.db',
+      jwtSecret: SECRET_32,
+      tokenTtlSeconds: 3600,
+      corsOrigins: ['https://a.example', 'https://b.example'],
+      bodyLimitBytes: 2048,
+      logFormat: 'json',
+      logLevel: 'warn',
+      trustProxy: true,
+      loginThrottle: { enabled: false, perPair: 5, perAccount: 50, windowSeconds: 60 },
+      requestTimeoutSeconds: 10,
+    })
+  })
+
+  test('accepts the port bounds 0 and 65535', () => {
+    expect(loadConfig({ PORT: '0' }).port).toBe(0)
+    expect(loadConfig({ PORT: '65535' }).port).toBe(65535)
+  })
+
+  test.each(['abc', '-1', '65536', '80.5', '1e3', '0x50', ' 80', '8080abc'])('rejects PORT=%p', (port) => {
+    expect(() => loadConfig({ PORT: port })).toThrow(ConfigError)
+  })
+
+  test('names the variable and the bad value in the error', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow('PORT must be an integer, got "abc"')
+    expect(() => loadConfig({ PORT: '70000' })).toThrow('PORT must be between 0 and 65535, got 70000')
+  })
+
+  test('rejects a JWT_SECRET shorter than 32 characters and accepts one of 32', () => {
+    expect(() => loadConfig({ JWT_SECRET: 's'.repeat(31) })).toThrow(ConfigError)
+    expect(() => loadConfig({ JWT_SECRET: 's'.repeat(31) })).toThrow('JWT_SECRET must be at least 32 characters')
+    expect(loadConfig({ JWT_SECRET: SECRET_32 }).jwtSecret).toBe(SECRET_32)
+  })
+
+  test('does not echo a rejected JWT_SECRET', () => {
+    try {
+      loadConfig({ JWT_SECRET: 'too-short-but-secret' })
+      throw new Error('did not throw')
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError)
+      expect((e as Error).message).not.toContain('too-short-but-secret')
+    }
+  })
+
+  test.each([
+    ['59', false],
+    ['60', true],
+    [String(10 * 365 * 24 * 3600), true],
+    [String(10 * 365 * 24 * 3600 + 1), false],
+    ['-60', false],
+    ['1h', false],
+  ])('JWT_TTL_SECONDS=%p is accepted: %p', (ttl, ok) => {
+    if (ok) expect(loadConfig({ JWT_TTL_SECONDS: ttl }).tokenTtlSeconds).toBe(Number(ttl))
+    else expect(() => loadConfig({ JWT_TTL_SECONDS: ttl })).toThrow(ConfigError)
+  })
+
+  test('reads CORS_ORIGINS as a trimmed list, dropping empty entries', () => {
+    expect(loadConfig({ CORS_ORIGINS: ' https://a.example ,,https://b.example, ' }).corsOrigins).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ])
+  })
+
+  test('reads CORS_ORIGINS=* (alone or in a list) as any origin', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*')
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, *' }).corsOrigins).toBe('*')
+  })
+
+  test.each([
+    ['1023', false],
+    ['1024', true],
+    [String(1024 ** 3), true],
+    [String(1024 ** 3 + 1), false],
+    ['1MB', false],
+    ['-2048', false],
+  ])('BODY_LIMIT_BYTES=%p is accepted: %p', (limit, ok) => {
+    if (ok) expect(loadConfig({ BODY_LIMIT_BYTES: limit }).bodyLimitBytes).toBe(Number(limit))
+    else expect(() => loadConfig({ BODY_LIMIT_BYTES: limit })).toThrow(ConfigError)
+  })
+
+  test('reads LOG_FORMAT and LOG_LEVEL ignoring case and surrounding spaces', () => {
+    const c = loadConfig({ LOG_FORMAT: ' JSON ', LOG_LEVEL: 'Debug' })
+    expect(c.logFormat).toBe('json')
+    expect(c.logLevel).toBe('debug')
+  })
+
+  test.each([
+    ['LOG_FORMAT', 'xml'],
+    ['LOG_LEVEL', 'verbose'],
+    ['LOG_LEVEL', 'warning'],
+  ])('rejects %s=%p', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
+    expect(() => loadConfig({ [name]: value })).toThrow(name)
+  })
+
+  test.each([
+    ['1', true],
+    ['true', true],
+    ['YES', true],
+    [' on ', true],
+    ['0', false],
+    ['false', false],
+    ['No', false],
+    ['off', false],
+  ])('reads TRUST_PROXY=%p as %p', (raw, value) => {
+    expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toBe(value)
+    expect(loadConfig({ LOGIN_THROTTLE: raw }).loginThrottle.enabled).toBe(value)
+  })
+
+  test.each(['maybe', '2', 'enabled'])('rejects the boolean %p', (raw) => {
+    expect(() => loadConfig({ TRUST_PROXY: raw })).toThrow(ConfigError)
+    expect(() => loadConfig({ LOGIN_THROTTLE: raw })).toThrow(ConfigError)
+  })
+
+  test.each([
+    ['LOGIN_THROTTLE_PER_PAIR', '0'],
+    ['LOGIN_THROTTLE_PER_ACCOUNT', '0'],
+    ['LOGIN_THROTTLE_WINDOW_SECONDS', '0'],
+    ['LOGIN_THROTTLE_WINDOW_SECONDS', String(7 * 24 * 3600 + 1)],
+    ['REQUEST_TIMEOUT_SECONDS', '0'],
+    ['REQUEST_TIMEOUT_SECONDS', '256'],
+    ['REQUEST_TIMEOUT_SECONDS', 'ten'],
+  ])('rejects %s=%p', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
+  })
+})
+
+describe('integer', () => {
+  test('parses a decimal integer within the bounds, bounds included', () => {
+    expect(integer('X', '5', 1, 10)).toBe(5)
+    expect(integer('X', '1', 1, 10)).toBe(1)
+    expect(integer('X', '10', 1, 10)).toBe(10)
+    expect(integer('X', '007', 1, 10)).toBe(7)
+  })
+
+  test.each(['', ' 5', '5 ', '+5', '-5', '5.0', '5e0', 'five', '0x5'])('rejects %p as not an integer', (raw) => {
+    expect(() => integer('X', raw, 0, 10)).toThrow(`X must be an integer, got "${raw}"`)
+  })
+
+  test('rejects values outside the bounds', () => {
+    expect(() => integer('X', '0', 1, 10)).toThrow('X must be between 1 and 10, got 0')
+    expect(() => integer('X', '11', 1, 10)).toThrow('X must be between 1 and 10, got 11')
+  })
+
+  test('throws ConfigError', () => {
+    expect(() => integer('X', 'nope', 0, 1)).toThrow(ConfigError)
+  })
+})
