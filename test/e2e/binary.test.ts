@@ -1,0 +1,403 @@
+import { Database } from 'bun:sqlite'
+import { describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { version } from '../../package.json'
+import {
+  api,
+  freePort,
+  installBinary,
+  newCredentials,
+  portIsFree,
+  register,
+  runCli,
+  startServer,
+  tempDir,
+  unique,
+  useBinary,
+  withTimeout,
+} from './support.ts'
+
+const binary = useBinary()
+
+/** Opens a database file without changing it. */
+const openReadonly = (path: string) => new Database(path, { readonly: true })
+
+const userVersion = (db: Database) => (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
+
+const usernamesIn = (path: string): string[] => {
+  const db = openReadonly(path)
+  try {
+    return (db.query('SELECT username FROM users').all() as { username: string }[]).map((r) => r.username)
+  } finally {
+    db.close()
+  }
+}
+
+const createArticle = async (base: string, token: string) => {
+  const article = { title: unique('Persisted title '), description: 'about persistence', body: 'It survives restarts.', tagList: ['e2e'] }
+  const res = await api(base, 'POST', '/api/articles', { token, body: { article } })
+  expect(res.status).toBe(201)
+  return res.body.article as { slug: string; title: string }
+}
+
+// Checked once when the file loads: the no-PORT test needs the default port.
+const defaultPortFree = portIsFree(3000)
+if (!defaultPortFree) console.warn('binary.test.ts: port 3000 is in use on this machine; skipping the test that starts the binary without PORT')
+
+describe('the compiled binary', () => {
+  test('serves the API from an empty directory with no environment but PORT, and keeps conduit.db next to itself', async () => {
+    const dir = installBinary(binary())
+    expect(readdirSync(dir)).toEqual(['conduit'])
+    const server = await startServer(binary(), { dir, exactEnv: {}, port: freePort() })
+
+    const files = readdirSync(dir)
+    expect(files).toContain('conduit.db')
+    expect(files).toContain('conduit.db-wal')
+
+    const tags = await api(server.url, 'GET', '/api/tags')
+    expect(tags.status).toBe(200)
+    expect(tags.body).toEqual({ tags: [] })
+    const user = await register(server.url)
+    const me = await api(server.url, 'GET', '/api/user', { token: user.token })
+    expect(me.status).toBe(200)
+    expect(me.body.user.username).toBe(user.username)
+
+    const stopped = await server.stop()
+    expect(stopped).toMatchObject({ code: 0, timedOut: false })
+    expect(usernamesIn(join(dir, 'conduit.db'))).toEqual([user.username])
+  }, 60_000)
+
+  test.skipIf(!defaultPortFree)('without PORT it listens on port 3000', async () => {
+    const dir = installBinary(binary())
+    const server = await startServer(binary(), { dir, exactEnv: {}, port: null })
+    expect(server.port).toBe(3000)
+    const user = await register(server.url)
+    const stopped = await server.stop()
+    expect(stopped).toMatchObject({ code: 0, timedOut: false })
+    // it was this process (and this directory's database) that answered
+    expect(usernamesIn(join(dir, 'conduit.db'))).toEqual([user.username])
+  }, 60_000)
+
+  test('SIGTERM exits 0 within 5 s; after a restart on the same directory data and old tokens are still valid', async () => {
+    const server = await startServer(binary())
+    const user = await register(server.url)
+    const article = await createArticle(server.url, user.token)
+
+    const stopped = await server.stop('SIGTERM')
+    expect(stopped.timedOut).toBe(false)
+    expect(stopped.code).toBe(0)
+    expect(stopped.ms).toBeLessThan(5_000)
+
+    const again = await startServer(binary(), { dir: server.dir })
+    const login = await api(again.url, 'POST', '/api/users/login', { body: { user: { email: user.email, password: user.password } } })
+    expect(login.status).toBe(200)
+    expect(login.body.user.username).toBe(user.username)
+
+    // the generated signing secret was kept in the database
+    const me = await api(again.url, 'GET', '/api/user', { token: user.token })
+    expect(me.status).toBe(200)
+    expect(me.body.user).toMatchObject({ username: user.username, email: user.email })
+
+    const read = await api(again.url, 'GET', `/api/articles/${encodeURIComponent(article.slug)}`)
+    expect(read.status).toBe(200)
+    expect(read.body.article).toMatchObject({ slug: article.slug, title: article.title, tagList: ['e2e'] })
+    expect(read.body.article.author.username).toBe(user.username)
+
+    const second = await again.stop()
+    expect(second).toMatchObject({ code: 0, timedOut: false })
+  }, 60_000)
+
+  test('SIGTERM during concurrent registrations exits 0 and every 2xx answer is persisted', async () => {
+    const server = await startServer(binary())
+    const N = 40
+    let settled = 0
+    let firstSettled!: () => void
+    const first = new Promise<void>((resolve) => {
+      firstSettled = resolve
+    })
+    type Outcome = { credentials: ReturnType<typeof newCredentials>; status: number; token?: string; error?: string }
+    const requests: Promise<Outcome>[] = Array.from({ length: N }, () => {
+      const credentials = newCredentials('load')
+      return api(server.url, 'POST', '/api/users', { body: { user: credentials }, timeoutMs: 20_000 })
+        .then(
+          (res): Outcome => ({ credentials, status: res.status, token: res.body?.user?.token }),
+          (e): Outcome => ({ credentials, status: 0, error: String(e) }),
+        )
+        .finally(() => {
+          settled++
+          firstSettled()
+        })
+    })
+    // argon2id makes each registration take tens of milliseconds: as soon as one
+    // has answered, the others are still being worked on.
+    await withTimeout(first, 20_000, 'the first registration')
+    const pendingAtSignal = N - settled
+    const stopping = server.stop('SIGTERM')
+    const outcomes = await withTimeout(Promise.all(requests), 30_000, 'the registrations')
+    const stopped = await stopping
+
+    expect(pendingAtSignal).toBeGreaterThan(0)
+    expect(stopped.timedOut).toBe(false)
+    expect(stopped.code).toBe(0)
+    expect(stopped.ms).toBeLessThan(5_000)
+
+    const succeeded = outcomes.filter((o) => o.status >= 200 && o.status < 300)
+    // graceful: requests already in flight at the signal were still answered
+    expect(succeeded.length).toBeGreaterThan(N - pendingAtSignal)
+    // a request is answered, refused or cut off, never failed with a 5xx by the shutdown
+    expect(outcomes.filter((o) => o.status >= 500).map((o) => o.status)).toEqual([])
+
+    const stored = new Set(usernamesIn(join(server.dir, 'conduit.db')))
+    for (const o of succeeded) expect(stored.has(o.credentials.username)).toBe(true)
+
+    const again = await startServer(binary(), { dir: server.dir })
+    const checks = await Promise.all(
+      succeeded.map(async (o) => {
+        const me = await api(again.url, 'GET', '/api/user', { token: o.token })
+        const login = await api(again.url, 'POST', '/api/users/login', {
+          body: { user: { email: o.credentials.email, password: o.credentials.password } },
+          timeoutMs: 20_000,
+        })
+        return { username: o.credentials.username, me: me.status, login: login.status }
+      }),
+    )
+    for (const c of checks) expect(c).toEqual({ username: c.username, me: 200, login: 200 })
+    expect((await again.stop()).code).toBe(0)
+  }, 90_000)
+
+  test('/health and /ready answer 200 outside /api', async () => {
+    const server = await startServer(binary())
+    const health = await api(server.url, 'GET', '/health')
+    expect(health.status).toBe(200)
+    expect(health.headers.get('content-type')).toContain('application/json')
+    expect(health.body).toEqual({ status: 'ok' })
+    const ready = await api(server.url, 'GET', '/ready')
+    expect(ready.status).toBe(200)
+    expect(ready.body).toEqual({ status: 'ready' })
+    expect((await api(server.url, 'GET', '/api/health')).status).toBe(404)
+    expect((await server.stop()).code).toBe(0)
+  }, 60_000)
+})
+
+describe('the command line', () => {
+  test('--version prints the package.json version', async () => {
+    const r = await runCli(binary(), ['--version'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim().split('\n')).toHaveLength(1)
+    expect(r.stdout).toContain(version)
+  }, 30_000)
+
+  test('--help lists serve, migrate, backup and healthcheck', async () => {
+    const r = await runCli(binary(), ['--help'])
+    expect(r.code).toBe(0)
+    for (const command of ['serve', 'migrate', 'backup', 'healthcheck']) expect(r.stdout).toContain(command)
+  }, 30_000)
+
+  test.each([
+    ['an unknown flag', ['--no-such-flag'], 'no-such-flag'],
+    ['a non-numeric --port', ['--port', 'abc'], 'port'],
+  ])('%s exits non-zero with a one-line message on stderr', async (_, args, mention) => {
+    const cwd = tempDir()
+    const r = await runCli(binary(), args as string[], { cwd, timeoutMs: 10_000 })
+    expect(r.signal).toBeNull()
+    expect(r.code).not.toBe(0)
+    const message = r.stderr.trim()
+    expect(message.length).toBeGreaterThan(0)
+    expect(message.split('\n')).toHaveLength(1)
+    expect(message).toContain(mention as string)
+    expect(r.stdout).toBe('')
+    // it did not start serving or create a database on the way out
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
+  test('migrate --db x.db creates a migrated database, and is idempotent', async () => {
+    const cwd = tempDir()
+    const r = await runCli(binary(), ['migrate', '--db', 'x.db'], { cwd })
+    expect(r.code).toBe(0)
+    expect(existsSync(join(cwd, 'x.db'))).toBe(true)
+    expect(existsSync(join(cwd, 'conduit.db'))).toBe(false)
+    const db = openReadonly(join(cwd, 'x.db'))
+    const migrated = userVersion(db)
+    const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name)
+    db.close()
+    expect(migrated).toBeGreaterThanOrEqual(1)
+    expect(tables).toContain('users')
+
+    const again = await runCli(binary(), ['migrate', '--db', 'x.db'], { cwd })
+    expect(again.code).toBe(0)
+    const db2 = openReadonly(join(cwd, 'x.db'))
+    expect(userVersion(db2)).toBe(migrated)
+    db2.close()
+  }, 30_000)
+
+  test('backup writes a consistent copy of the live database and refuses to overwrite a file', async () => {
+    const server = await startServer(binary())
+    const user = await register(server.url)
+    const article = await createArticle(server.url, user.token)
+    const conduit = join(server.dir, 'conduit')
+
+    const r = await runCli(conduit, ['backup', 'out.db'], { cwd: server.dir })
+    expect(r.code).toBe(0)
+    const out = join(server.dir, 'out.db')
+    expect(existsSync(out)).toBe(true)
+
+    const copy = openReadonly(out)
+    try {
+      expect(copy.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' })
+      expect(userVersion(copy)).toBeGreaterThanOrEqual(1)
+      expect(copy.query('SELECT email FROM users WHERE username = ?').get(user.username)).toEqual({ email: user.email })
+      expect(copy.query('SELECT title FROM articles WHERE slug = ?').get(article.slug)).toEqual({ title: article.title })
+    } finally {
+      copy.close()
+    }
+
+    // an existing file is never overwritten: not a previous backup, not anything else
+    const before = readFileSync(out)
+    const twice = await runCli(conduit, ['backup', 'out.db'], { cwd: server.dir })
+    expect(twice.code).not.toBe(0)
+    expect(twice.code).not.toBeNull()
+    expect(twice.stderr.trim()).toContain('exists')
+    expect(readFileSync(out).equals(before)).toBe(true)
+
+    writeFileSync(join(server.dir, 'precious.txt'), 'do not touch')
+    const other = await runCli(conduit, ['backup', 'precious.txt'], { cwd: server.dir })
+    expect(other.code).not.toBe(0)
+    expect(readFileSync(join(server.dir, 'precious.txt'), 'utf8')).toBe('do not touch')
+
+    // the server kept serving, reads and writes, through the backups
+    expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+    await createArticle(server.url, user.token)
+    expect((await server.stop()).code).toBe(0)
+  }, 60_000)
+
+  test('healthcheck --port N exits 0 when the server runs and non-zero when nothing listens', async () => {
+    const server = await startServer(binary())
+    const up = await runCli(binary(), ['healthcheck', '--port', String(server.port)])
+    expect(up.code).toBe(0)
+
+    const nothing = freePort()
+    const down = await runCli(binary(), ['healthcheck', '--port', String(nothing)], { timeoutMs: 10_000 })
+    expect(down.signal).toBeNull()
+    expect(down.code).not.toBe(0)
+    expect(down.stderr.trim().length).toBeGreaterThan(0)
+
+    expect((await server.stop()).code).toBe(0)
+    const stopped = await runCli(binary(), ['healthcheck', '--port', String(server.port)], { timeoutMs: 10_000 })
+    expect(stopped.code).not.toBe(0)
+  }, 60_000)
+})
+
+// ------------------------------------------------------------- access log
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** The access-log lines (text format) for one request: method, exact path and status, each as a word. */
+function accessLines(stdout: string, method: string, path: string, status?: number): string[] {
+  const m = new RegExp(`(^|[\\s="])${method}($|[\\s"])`)
+  const p = new RegExp(`(^|[\\s="])${escapeRegExp(path)}($|[\\s"?])`)
+  const s = status === undefined ? /./ : new RegExp(`(^|[\\s=:])${status}($|[\\s,}])`)
+  return stdout.split('\n').filter((line) => m.test(line) && p.test(line) && s.test(line))
+}
+
+/** A duration such as `ms=12.3`, `12.3ms` or `duration=12`. */
+const DURATION = /(\bms[=:]\s*\d)|(\d\s*ms\b)|(duration\w*[=:"\s]+\d)/i
+
+describe('the access log', () => {
+  test('one text line per request with method, path, status and duration; never the token or the password', async () => {
+    const server = await startServer(binary())
+    const credentials = newCredentials('logged')
+    const wrongPassword = `wrong-${unique('password')}-x`
+
+    const user = await register(server.url, credentials)
+    const invalid = await api(server.url, 'POST', '/api/users', {
+      body: { user: { username: unique('bad'), email: 'not an email', password: credentials.password } },
+    })
+    expect(invalid.status).toBe(422)
+    const failed = await api(server.url, 'POST', '/api/users/login', { body: { user: { email: user.email, password: wrongPassword } } })
+    expect(failed.status).toBe(401)
+    const login = await api(server.url, 'POST', '/api/users/login', { body: { user: { email: user.email, password: user.password } } })
+    expect(login.status).toBe(200)
+    const freshToken: string = login.body.user.token
+    expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+    // a client that also puts its token in the query string
+    const profilePath = `/api/profiles/${user.username}`
+    expect((await api(server.url, 'GET', `${profilePath}?access_token=${freshToken}`, { token: freshToken })).status).toBe(200)
+    const missingPath = `/api/articles/${unique('missing')}`
+    expect((await api(server.url, 'GET', missingPath)).status).toBe(404)
+
+    const expected: [string, string, number][] = [
+      ['POST', '/api/users', 201],
+      ['POST', '/api/users', 422],
+      ['POST', '/api/users/login', 401],
+      ['POST', '/api/users/login', 200],
+      ['GET', '/api/user', 200],
+      ['GET', profilePath, 200],
+      ['GET', missingPath, 404],
+    ]
+    const stdout = await server.waitForStdout((out) => expected.every(([m, p, s]) => accessLines(out, m, p, s).length > 0))
+    for (const [method, path, status] of expected) {
+      const lines = accessLines(stdout, method, path, status)
+      expect({ method, path, status, lines: lines.length }).toEqual({ method, path, status, lines: 1 })
+      expect(lines[0]).toMatch(DURATION)
+    }
+    expect(accessLines(stdout, 'POST', '/api/users')).toHaveLength(2)
+    expect(accessLines(stdout, 'POST', '/api/users/login')).toHaveLength(2)
+
+    await server.stop()
+    const everything = server.stdout() + server.stderr()
+    for (const secret of [credentials.password, wrongPassword, user.token, freshToken]) expect(everything).not.toContain(secret)
+    for (const token of [user.token, freshToken]) expect(everything).not.toContain(token.split('.')[2]!)
+  }, 60_000)
+
+  test('LOG_FORMAT=json writes one JSON object per line', async () => {
+    const server = await startServer(binary(), { env: { LOG_FORMAT: 'json' } })
+    const user = await register(server.url)
+    expect((await api(server.url, 'GET', '/api/tags')).status).toBe(200)
+    expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+
+    const isRequest = (path: string) => (line: string) => {
+      try {
+        const o = JSON.parse(line)
+        return o.path === path && typeof o.status === 'number'
+      } catch {
+        return false
+      }
+    }
+    const stdout = await server.waitForStdout((out) => out.split('\n').some(isRequest('/api/user')) && out.split('\n').some(isRequest('/api/tags')))
+    const lines = stdout.split('\n').filter((l) => l.trim() !== '')
+    expect(lines.length).toBeGreaterThanOrEqual(3)
+    const records = lines.map((line) => {
+      const parsed = JSON.parse(line)
+      expect(typeof parsed).toBe('object')
+      return parsed
+    })
+    const tags = records.filter((r) => r.path === '/api/tags')
+    expect(tags).toHaveLength(1)
+    expect(tags[0]).toMatchObject({ method: 'GET', path: '/api/tags', status: 200 })
+    const duration = ['ms', 'duration', 'durationMs', 'duration_ms', 'elapsed'].map((k) => tags[0][k]).find((v) => v !== undefined)
+    expect(typeof duration).toBe('number')
+    expect(records.filter((r) => r.path === '/api/users')).toEqual([expect.objectContaining({ method: 'POST', status: 201 })])
+
+    await server.stop()
+    expect(server.stdout()).not.toContain(user.token)
+    expect(server.stdout()).not.toContain(user.password)
+  }, 60_000)
+
+  test('LOG_LEVEL=warn writes no request lines', async () => {
+    const server = await startServer(binary(), { env: { LOG_LEVEL: 'warn' } })
+    const user = await register(server.url)
+    expect((await api(server.url, 'GET', '/api/tags')).status).toBe(200)
+    expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+    // at the info level these lines show within milliseconds (test above)
+    await Bun.sleep(1_000)
+    const out = server.stdout() + server.stderr()
+    expect(accessLines(out, 'GET', '/api/tags')).toEqual([])
+    expect(accessLines(out, 'GET', '/api/user')).toEqual([])
+    expect(accessLines(out, 'POST', '/api/users')).toEqual([])
+    const stopped = await server.stop()
+    expect(stopped.code).toBe(0)
+    expect(accessLines(server.stdout(), 'GET', '/api/tags')).toEqual([])
+    expect(accessLines(server.stdout(), 'GET', '/health')).toEqual([])
+  }, 60_000)
+})
