@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { Server } from 'bun'
 import { Elysia, ValidationError } from 'elysia'
 import { listQueries } from './articles/list.ts'
 import { articleQueries } from './articles/queries.ts'
@@ -42,10 +43,9 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
   const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users)
   const passwords = passwordHasher(config.passwordHash)
   const corsPolicy = cors(config.corsOrigins)
-  const addresses = new WeakMap<Request, string>()
-  const clientAddress = (request: Request) => addresses.get(request) ?? 'unknown'
+  const clientAddress = (request: Request, server: Server<unknown> | null) =>
+    peerAddress(request, server?.requestIP(request)?.address, config.trustProxy)
   const ready = db.query('SELECT 1')
-  const started = new WeakMap<Request, number>()
 
   const api = new Elysia({ prefix: '/api' })
     .use(userRoutes({ users, tokens, passwords, loginGuard: loginThrottle(config.loginThrottle), clientAddress }))
@@ -55,11 +55,9 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .use(tagRoutes({ tags: tagQueries(db), anonymous }))
 
   return new Elysia()
-    .onRequest(({ request, set, server }) => {
-      started.set(request, performance.now())
-      addresses.set(request, peerAddress(request, server?.requestIP(request)?.address, config.trustProxy))
-      const url = new URL(request.url)
-      Object.assign(set.headers, securityHeaders(url.pathname), corsPolicy.headers(request))
+    .use(accessLog(logger))
+    .onRequest(({ request, set }) => {
+      Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
       if (request.method === 'OPTIONS') return corsPolicy.preflight(request, set.headers as Record<string, string>)
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes)
@@ -76,7 +74,7 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
       }
       if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
       if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
-      logger.error('unhandled error', { method: request.method, path: new URL(request.url).pathname }, error)
+      logger.error('unhandled error', { method: request.method, path: pathOf(request.url) }, error)
       return errorResponse(500, { server: ['internal error'] }, extra)
     })
     .mapResponse(({ responseValue, set }) => {
@@ -86,15 +84,6 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
       if (set.status === 204) return new Response(null, { status: 204, headers })
       headers['content-type'] = JSON_CONTENT_TYPE
       return new Response(JSON.stringify(responseValue), { status: set.status as number, headers })
-    })
-    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
-      const t0 = started.get(request)
-      logger.info('request', {
-        method: request.method,
-        path: new URL(request.url).pathname,
-        status: typeof set.status === 'number' ? set.status : Number(set.status) || undefined,
-        ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
-      })
     })
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .get(
@@ -112,6 +101,34 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     )
     .use(docs())
     .use(api)
+}
+
+/** The path of a request URL, without parsing the whole URL. */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const query = url.indexOf('?', start)
+  return url.slice(start, query < 0 ? undefined : query)
+}
+
+/**
+ * One line per request: method, path (never the query, a token or a body),
+ * status and duration. Only installed when the level lets it print.
+ */
+function accessLog(logger: Logger) {
+  if (!logger.enabled('info')) return new Elysia()
+  const started = new WeakMap<Request, number>()
+  return new Elysia()
+    .onRequest(({ request }) => void started.set(request, performance.now()))
+    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
+      const t0 = started.get(request)
+      logger.info('request', {
+        method: request.method,
+        path: pathOf(request.url),
+        status: typeof set.status === 'number' ? set.status : Number(set.status) || undefined,
+        ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
+      })
+    })
 }
 
 /**

@@ -5,6 +5,7 @@ const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error:
 export type Fields = Record<string, string | number | boolean | undefined>
 
 export interface Logger {
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean
   debug(message: string, fields?: Fields): void
   info(message: string, fields?: Fields): void
   warn(message: string, fields?: Fields): void
@@ -31,6 +32,7 @@ export function createLogger(format: LogFormat, level: LogLevel, write: (line: s
     }
   }
   return {
+    enabled: (lvl) => LEVELS[lvl] >= min,
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),

@@ -12,12 +12,16 @@ export function cors(origins: Config['corsOrigins']) {
     if (origins === '*') return '*'
     return origin && origins.includes(origin) ? origin : undefined
   }
+  const allowList = origins !== '*'
+  const anyOrigin = Object.freeze({ 'access-control-allow-origin': '*' })
   return {
-    headers(request: Request): Record<string, string> {
+    /** Shared objects: copy, never mutate. */
+    headers(request: Request): Readonly<Record<string, string>> {
+      if (!allowList) return anyOrigin
       const origin = allowOrigin(request.headers.get('origin'))
       if (!origin) return {}
       const h: Record<string, string> = { 'access-control-allow-origin': origin }
-      if (origins !== '*') h.vary = 'Origin'
+      if (allowList) h.vary = 'Origin'
       return h
     },
     preflight(request: Request, extra: Record<string, string> = {}): Response {

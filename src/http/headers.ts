@@ -14,7 +14,10 @@ const SWAGGER_CSP =
   "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
   "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-export function securityHeaders(pathname: string): Record<string, string> {
-  const swagger = pathname === '/swagger' || pathname.startsWith('/swagger/')
-  return { ...common, 'content-security-policy': swagger ? SWAGGER_CSP : API_CSP }
+const api = Object.freeze({ ...common, 'content-security-policy': API_CSP })
+const swagger = Object.freeze({ ...common, 'content-security-policy': SWAGGER_CSP })
+
+/** The headers for a path (shared objects: copy, never mutate). */
+export function securityHeaders(pathname: string): Readonly<Record<string, string>> {
+  return pathname === '/swagger' || pathname.startsWith('/swagger/') ? swagger : api
 }

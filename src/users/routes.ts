@@ -1,3 +1,4 @@
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
 import type { PasswordHasher } from '../auth/password.ts'
@@ -17,7 +18,7 @@ interface Deps {
   tokens: Tokens
   passwords: PasswordHasher
   loginGuard: LoginGuard
-  clientAddress(request: Request): string
+  clientAddress(request: Request, server: Server<unknown> | null): string
 }
 
 const invalidLogin = () => new HttpError(401, { 'email or password': ['is invalid'] })
@@ -48,9 +49,9 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
     )
     .post(
       '/users/login',
-      async ({ body, request }) => {
+      async ({ body, request, server }) => {
         const { email, password } = body.user
-        const address = clientAddress(request)
+        const address = clientAddress(request, server)
         loginGuard.attempt(email, address)
         const found = users.credentialsByEmail(email)
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
