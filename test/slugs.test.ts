@@ -1,0 +1,181 @@
+import { describe, expect, test } from 'bun:test'
+import { nextFreeSlug, SLUG_MAX, slugify } from '../src/articles/slug.ts'
+import { conduitApp } from './support/conduit.ts'
+import { createArticle, registerUser } from './support/fixtures.ts'
+
+describe('slugify', () => {
+  test('lower-cases the title and joins its words with dashes', () => {
+    expect(slugify('How to Train Your Dragon')).toBe('how-to-train-your-dragon')
+    expect(slugify('HTTP 2 in 10 minutes')).toBe('http-2-in-10-minutes')
+  })
+
+  test('turns every run of other characters into one dash, with none at either end', () => {
+    expect(slugify('  --Hello,   World!!--  ')).toBe('hello-world')
+    expect(slugify('a_b.c/d\\e+f')).toBe('a-b-c-d-e-f')
+    expect(slugify('tabs\tand\nnew lines')).toBe('tabs-and-new-lines')
+    expect(slugify('emoji 🐉 inside')).toBe('emoji-inside')
+  })
+
+  test('drops combining marks after NFKD normalisation', () => {
+    expect(slugify('Crème Brûlée à la carte')).toBe('creme-brulee-a-la-carte')
+    expect(slugify('Ångström Ñandú')).toBe('angstrom-nandu')
+    // already decomposed input gives the same slug as composed input
+    expect(slugify('Cre\u0300me')).toBe('creme')
+    expect(slugify('Cre\u0300me')).toBe(slugify('Crème'))
+  })
+
+  test('applies compatibility decompositions', () => {
+    expect(slugify('ﬁne ﬂow')).toBe('fine-flow')
+    expect(slugify('Ｆｕｌｌｗｉｄｔｈ １２３')).toBe('fullwidth-123')
+    expect(slugify('① ½')).toBe('1-1-2')
+    expect(slugify('Ⅻ')).toBe('xii')
+  })
+
+  test('keeps letters and digits of other scripts', () => {
+    expect(slugify('日本語のタイトル')).toBe('日本語のタイトル')
+    expect(slugify('Привет, Мир!')).toBe('привет-мир')
+    expect(slugify('Γειά σου Κόσμε')).toBe('γεια-σου-κοσμε')
+    expect(slugify('مرحبا ١٢٣')).toBe('مرحبا-١٢٣')
+    expect(slugify('עברית 2024')).toBe('עברית-2024')
+  })
+
+  test('lower-cases İ without leaving its dot behind', () => {
+    expect(slugify('İstanbul')).toBe('istanbul')
+  })
+
+  test('lower-cases capitals that only appear through NFKD', () => {
+    // ℌ (black-letter H), ℡ and the mathematical bold letters decompose to ASCII capitals
+    expect(slugify('ℌello')).toBe('hello')
+    expect(slugify('Call ℡')).toBe('call-tel')
+    expect(slugify('𝐀𝐁𝐂')).toBe('abc')
+  })
+
+  test('every slug is already lower-case and normalised', () => {
+    const slugs = ['ℌello', 'Ⅻ Olympiad', 'ÀÉÎÕÜ', 'Σίσυφος', '㎒ band', '🄰🄱 pair'].map(slugify)
+    expect(slugs).toEqual(slugs.map((s) => s.toLowerCase().normalize('NFKD')))
+  })
+
+  test('keeps at most 100 characters and never ends in a dash', () => {
+    expect(SLUG_MAX).toBe(100)
+    expect(slugify('a'.repeat(150))).toBe('a'.repeat(100))
+    // the 100th character would be the dash before "b"
+    expect(slugify(`${'a'.repeat(99)} b`)).toBe('a'.repeat(99))
+    const words = slugify('word '.repeat(50))
+    expect(words.length).toBeLessThanOrEqual(100)
+    expect(words).toMatch(/^word(-word)*$/)
+  })
+
+  test('counts the 100 characters in code points and never splits a surrogate pair', () => {
+    const slug = slugify('\u{20000}'.repeat(150))
+    expect(Array.from(slug)).toHaveLength(100)
+    expect(slug).toBe('\u{20000}'.repeat(100))
+    expect(slug.isWellFormed()).toBe(true)
+  })
+
+  test('falls back to "article" when nothing is left', () => {
+    for (const title of ['', '   ', '!!!', '---', '🐉🔥', '\u0301\u0300']) {
+      expect(slugify(title)).toBe('article')
+    }
+  })
+})
+
+describe('nextFreeSlug', () => {
+  test('uses the base when it is free', () => {
+    expect(nextFreeSlug('hello', [])).toBe('hello')
+    expect(nextFreeSlug('hello', ['hello-2', 'hello-world'])).toBe('hello')
+  })
+
+  test('uses the smallest free numbered suffix from 2 up', () => {
+    expect(nextFreeSlug('hello', ['hello'])).toBe('hello-2')
+    expect(nextFreeSlug('hello', ['hello', 'hello-2'])).toBe('hello-3')
+    expect(nextFreeSlug('hello', ['hello', 'hello-3'])).toBe('hello-2')
+  })
+
+  test('does not count look-alike slugs as taken suffixes', () => {
+    expect(nextFreeSlug('hello', ['hello', 'hello-02', 'hello-2x', 'hello-world', 'hello-0'])).toBe('hello-2')
+  })
+})
+
+describe('slugs through HTTP', () => {
+  test('gives the same title x, x-2 and x-3', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const slugs = []
+    for (let i = 0; i < 3; i++) slugs.push((await createArticle(app, jake.token, { title: 'Same Title' })).slug)
+    expect(slugs).toEqual(['same-title', 'same-title-2', 'same-title-3'])
+    for (const slug of slugs) {
+      const res = await app.request('GET', `/api/articles/${slug}`)
+      expect(res.status).toBe(200)
+      expect(res.body.article.slug).toBe(slug)
+    }
+  })
+
+  test('gives titles with the same slug but different spelling distinct slugs', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const a = await createArticle(app, jake.token, { title: 'Crème brûlée' })
+    const b = await createArticle(app, jake.token, { title: 'CREME BRULEE!' })
+    expect([a.slug, b.slug]).toEqual(['creme-brulee', 'creme-brulee-2'])
+  })
+
+  test('gives ten concurrent creations of one title x and x-2 to x-10', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        app.request('POST', '/api/articles', {
+          token: jake.token,
+          body: { article: { title: 'Race', description: `attempt ${i}`, body: 'b' } },
+        }),
+      ),
+    )
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(201))
+    const slugs = responses.map((r) => r.body.article.slug as string)
+    expect([...slugs].sort()).toEqual(['race', ...Array.from({ length: 9 }, (_, i) => `race-${i + 2}`)].sort())
+    const list = await app.request('GET', '/api/articles?limit=100')
+    expect(list.body.articlesCount).toBe(10)
+  })
+
+  test('treats a title ending in a number as a base of its own', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const slugs = []
+    for (const title of ['Top 10', 'Top', 'Top', 'Top 2']) slugs.push((await createArticle(app, jake.token, { title })).slug)
+    // "top-10" is another title's base, not a suffix of "top"; "Top 2" finds its base "top-2" taken
+    expect(slugs).toEqual(['top-10', 'top', 'top-2', 'top-2-2'])
+  })
+
+  test('derives the slug of a title in another script and serves it percent-encoded', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const { slug } = await createArticle(app, jake.token, { title: 'Ünïcödé – 日本語!' })
+    expect(slug).toBe('unicode-日本語')
+    const res = await app.request('GET', `/api/articles/${encodeURIComponent(slug)}`)
+    expect(res.status).toBe(200)
+    expect(res.body.article.title).toBe('Ünïcödé – 日本語!')
+  })
+
+  test('caps the slug of a 200-character title at 100 characters', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const { slug } = await createArticle(app, jake.token, { title: 'word '.repeat(40).trim() })
+    expect(slug.length).toBeLessThanOrEqual(100)
+    expect(slug).toMatch(/^word(-word)*$/)
+    expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(200)
+  })
+
+  test('names titles without letters or digits "article", then "article-2"', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const first = await createArticle(app, jake.token, { title: '!!!' })
+    const second = await createArticle(app, jake.token, { title: '🐉 🔥' })
+    expect([first.slug, second.slug]).toEqual(['article', 'article-2'])
+  })
+
+  test('lower-cases the slug of a title written with compatibility capitals', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const { slug } = await createArticle(app, jake.token, { title: 'ℌello 𝐖orld' })
+    expect(slug).toBe('hello-world')
+  })
+})
