@@ -49,9 +49,10 @@ CREATE TABLE articles (
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL
 );
--- (created_at, id): the newest-first walk. Narrow, so deep offsets step
--- through small index pages instead of whole article rows.
-CREATE INDEX articles_recent ON articles(created_at);
+-- (created_at, id, author_id): the newest-first walk. Narrow, so deep offsets
+-- step through small index pages instead of whole article rows, and covering
+-- for the feed's walk that keeps only followed authors.
+CREATE INDEX articles_recent ON articles(created_at, id, author_id);
 -- (author_id, id): an author's articles newest first
 CREATE INDEX articles_by_author ON articles(author_id);
 
