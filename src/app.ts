@@ -15,6 +15,7 @@ import { changeTracker, VersionedCache } from './db/changes.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { docs } from './http/docs.ts'
+import { rawJson } from './http/respond.ts'
 import { securityHeaders } from './http/headers.ts'
 import { validationErrors } from './http/validation.ts'
 import { type Logger, silentLogger } from './log.ts'
@@ -54,11 +55,20 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .use(commentRoutes({ comments: commentQueries(db, changes), tokens, anonymous }))
     .use(tagRoutes({ tags: tagQueries(db), anonymous }))
 
+  const access = accessLog(logger)
   return new Elysia()
-    .use(accessLog(logger))
+    .use(access.plugin)
     .onRequest(({ request, set }) => {
       Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
-      if (request.method === 'OPTIONS') return corsPolicy.preflight(request, set.headers as Record<string, string>)
+      if (request.method === 'GET' && !request.headers.has('authorization')) {
+        // An anonymous GET whose body is cached (only successful answers are)
+        // is answered before routing and validation: same URL, same answer.
+        const hit = anonymous.peek(request.url)
+        if (hit !== undefined) return access.early(request, rawJson(hit, set))
+      }
+      if (request.method === 'OPTIONS') {
+        return access.early(request, corsPolicy.preflight(request, set.headers as Record<string, string>))
+      }
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes)
     })
@@ -113,22 +123,34 @@ export function pathOf(url: string): string {
 
 /**
  * One line per request: method, path (never the query, a token or a body),
- * status and duration. Only installed when the level lets it print.
+ * status and duration. Only installed when the level lets it print. Answers
+ * given in onRequest (cache hits, preflights) skip Elysia's afterResponse
+ * hooks, so they are logged through `early`.
  */
 function accessLog(logger: Logger) {
-  if (!logger.enabled('info')) return new Elysia()
+  const enabled = logger.enabled('info')
   const started = new WeakMap<Request, number>()
-  return new Elysia()
-    .onRequest(({ request }) => void started.set(request, performance.now()))
-    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
-      const t0 = started.get(request)
-      logger.info('request', {
-        method: request.method,
-        path: pathOf(request.url),
-        status: typeof set.status === 'number' ? set.status : Number(set.status) || undefined,
-        ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
-      })
+  const line = (request: Request, status: unknown) => {
+    const t0 = started.get(request)
+    logger.info('request', {
+      method: request.method,
+      path: pathOf(request.url),
+      status: typeof status === 'number' ? status : Number(status) || undefined,
+      ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
     })
+  }
+  const plugin = enabled
+    ? new Elysia()
+        .onRequest(({ request }) => void started.set(request, performance.now()))
+        .onAfterResponse({ as: 'global' }, ({ request, set }) => line(request, set.status))
+    : new Elysia()
+  return {
+    plugin,
+    early(request: Request, response: Response): Response {
+      if (enabled) line(request, response.status)
+      return response
+    },
+  }
 }
 
 /**

@@ -56,6 +56,12 @@ export class VersionedCache<K = string, V = string> {
     }
   }
 
+  /** The value if present and still valid, without computing it. */
+  peek(key: K): V | undefined {
+    this.fresh()
+    return this.entries.get(key)
+  }
+
   get(key: K, compute: () => V): V {
     this.fresh()
     let hit = this.entries.get(key)

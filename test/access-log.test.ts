@@ -1,0 +1,42 @@
+import { describe, expect, test } from 'bun:test'
+import { createApp } from '../src/app.ts'
+import { defaults } from '../src/config.ts'
+import { openDatabase } from '../src/db/database.ts'
+import { migrate } from '../src/db/migrate.ts'
+import { createLogger } from '../src/log.ts'
+
+function appWithLog(level: 'info' | 'warn') {
+  const db = openDatabase(':memory:')
+  migrate(db)
+  const lines: Record<string, unknown>[] = []
+  const logger = createLogger('json', level, (l) => lines.push(JSON.parse(l)))
+  const app = createApp({ db, config: { ...defaults }, logger })
+  const send = (method: string, path: string) => app.handle(new Request(`http://localhost${path}`, { method }))
+  return { lines, send }
+}
+
+describe('the access log', () => {
+  test('logs every request once, also answers served from the cache and preflights', async () => {
+    const { lines, send } = appWithLog('info')
+    expect((await send('GET', '/api/tags')).status).toBe(200)
+    expect((await send('GET', '/api/tags')).status).toBe(200) // from the cache
+    expect((await send('OPTIONS', '/api/articles')).status).toBe(204)
+    expect((await send('GET', '/api/nowhere?token=secret')).status).toBe(404)
+    const requests = lines.filter((l) => l.msg === 'request')
+    expect(requests.map((l) => [l.method, l.path, l.status])).toEqual([
+      ['GET', '/api/tags', 200],
+      ['GET', '/api/tags', 200],
+      ['OPTIONS', '/api/articles', 204],
+      ['GET', '/api/nowhere', 404],
+    ])
+    for (const l of requests) expect(typeof l.ms).toBe('number')
+    expect(JSON.stringify(lines)).not.toContain('secret')
+  })
+
+  test('writes no request lines above the info level', async () => {
+    const { lines, send } = appWithLog('warn')
+    await send('GET', '/api/tags')
+    await send('GET', '/api/tags')
+    expect(lines).toEqual([])
+  })
+})
