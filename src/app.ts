@@ -55,6 +55,22 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .use(commentRoutes({ comments: commentQueries(db, changes), tokens, anonymous }))
     .use(tagRoutes({ tags: tagQueries(db), anonymous }))
 
+  /** Every error, ours or the framework's, in the contract's envelope. */
+  const toErrorResponse = ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }) => {
+    const extra = set.headers as Record<string, string>
+    // errors thrown while parsing (413) arrive wrapped in Elysia's ParseError
+    const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
+    const http = error instanceof HttpError ? error : cause instanceof HttpError ? cause : undefined
+    if (http) return errorResponse(http.status, http.errors, { ...extra, ...http.headers })
+    if (error instanceof ValidationError) {
+      return errorResponse(422, validationErrors(error.all, error.type === 'body'), extra)
+    }
+    if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
+    if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
+    logger.error('unhandled error', { method: request.method, path: pathOf(request.url) }, error)
+    return errorResponse(500, { server: ['internal error'] }, extra)
+  }
+
   const access = accessLog(logger)
   return new Elysia()
     .use(access.plugin)
@@ -73,19 +89,10 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
       if (length > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes)
     })
     .onParse(async ({ request }) => parseJsonBody(request, config.bodyLimitBytes))
-    .onError({ as: 'global' }, ({ code, error, set, request }) => {
-      const extra = set.headers as Record<string, string>
-      // errors thrown while parsing (413) arrive wrapped in Elysia's ParseError
-      const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
-      const http = error instanceof HttpError ? error : cause instanceof HttpError ? cause : undefined
-      if (http) return errorResponse(http.status, http.errors, { ...extra, ...http.headers })
-      if (error instanceof ValidationError) {
-        return errorResponse(422, validationErrors(error.all, error.type === 'body'), extra)
-      }
-      if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
-      if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
-      logger.error('unhandled error', { method: request.method, path: pathOf(request.url) }, error)
-      return errorResponse(500, { server: ['internal error'] }, extra)
+    .onError({ as: 'global' }, (ctx) => {
+      const response = toErrorResponse(ctx)
+      ctx.set.status = response.status // what the access log reports
+      return response
     })
     .mapResponse(({ responseValue, set }) => {
       // Responses, and the fixed pages plugins register (handed over as functions), pass as they are

@@ -5,12 +5,14 @@ import { JSON_CONTENT_TYPE } from '../errors.ts'
  * comments, tags), carrying the headers hooks have set (CORS, security).
  */
 export function rawJson(json: string, set: { headers: unknown; status?: unknown }, status = 200): Response {
+  set.status = status // what the access log reports
   const headers = set.headers as Record<string, string>
   headers['content-type'] = JSON_CONTENT_TYPE
   return new Response(json, { status, headers })
 }
 
 /** 204 with an empty body. */
-export function noContent(set: { headers: unknown }): Response {
+export function noContent(set: { headers: unknown; status?: unknown }): Response {
+  set.status = 204
   return new Response(null, { status: 204, headers: set.headers as Record<string, string> })
 }
