@@ -44,7 +44,19 @@ export function articleRoutes({ articles, lists, tokens, anonymous }: Deps) {
   /** Anonymous callers all see the same body: serve it from the cache. */
   const seenBy = (viewer: { id: number } | null, url: string, build: (viewer: number) => string) =>
     viewer ? build(viewer.id) : anonymous.get(url, () => build(0))
-  const favoriteResponse = { 200: ArticleResponse, 401: errors[401], 404: errors[404] }
+  // Favorite and unfavorite differ only in direction; both answer the article.
+  const favorite =
+    (on: boolean) =>
+    ({ params, viewer, set }: { params: { slug: string }; viewer: { id: number }; set: { headers: unknown } }) => {
+      articles.setFavorite(viewer.id, params.slug, on)
+      return rawJson(articleJson(params.slug, viewer.id), set)
+    }
+  const favoriteHook = (summary: string) => ({
+    auth: true as const,
+    params: SlugParams,
+    response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },
+    detail: { summary, tags: ['Favorites'], security: tokenAuth },
+  })
 
   return new Elysia()
     .use(authPlugin(tokens))
@@ -130,30 +142,6 @@ export function articleRoutes({ articles, lists, tokens, anonymous }: Deps) {
         detail: { summary: 'Delete an article (author only)', tags, security: tokenAuth },
       },
     )
-    .post(
-      '/articles/:slug/favorite',
-      ({ params, viewer, set }) => {
-        articles.setFavorite(viewer.id, params.slug, true)
-        return rawJson(articleJson(params.slug, viewer.id), set)
-      },
-      {
-        auth: true,
-        params: SlugParams,
-        response: favoriteResponse,
-        detail: { summary: 'Favorite an article (idempotent)', tags: ['Favorites'], security: tokenAuth },
-      },
-    )
-    .delete(
-      '/articles/:slug/favorite',
-      ({ params, viewer, set }) => {
-        articles.setFavorite(viewer.id, params.slug, false)
-        return rawJson(articleJson(params.slug, viewer.id), set)
-      },
-      {
-        auth: true,
-        params: SlugParams,
-        response: favoriteResponse,
-        detail: { summary: 'Unfavorite an article (idempotent)', tags: ['Favorites'], security: tokenAuth },
-      },
-    )
+    .post('/articles/:slug/favorite', favorite(true), favoriteHook('Favorite an article (idempotent)'))
+    .delete('/articles/:slug/favorite', favorite(false), favoriteHook('Unfavorite an article (idempotent)'))
 }
