@@ -14,6 +14,7 @@ import type { Config } from './config.ts'
 import { changeTracker, VersionedCache } from './db/changes.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
+import { parseJsonBody, tooLarge } from './http/body.ts'
 import { docs } from './http/docs.ts'
 import { rawJson } from './http/respond.ts'
 import { securityHeaders } from './http/headers.ts'
@@ -63,6 +64,8 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     const http = error instanceof HttpError ? error : cause instanceof HttpError ? cause : undefined
     if (http) return errorResponse(http.status, http.errors, { ...extra, ...http.headers })
     if (error instanceof ValidationError) {
+      // a path segment that does not decode (`%zz`) names nothing that exists
+      if (error.type === 'params') return errorResponse(404, { [paramResource(error.all)]: ['not found'] }, extra)
       return errorResponse(422, validationErrors(error.all, error.type === 'body'), extra)
     }
     if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
@@ -120,6 +123,12 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .use(api)
 }
 
+const PARAM_RESOURCES: Record<string, string> = { slug: 'article', username: 'profile', id: 'comment' }
+function paramResource(errors: { path: string }[]): string {
+  const param = errors[0]?.path.split('/').filter(Boolean)[0] ?? ''
+  return PARAM_RESOURCES[param] ?? 'route'
+}
+
 /** The path of a request URL, without parsing the whole URL. */
 export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
@@ -171,26 +180,6 @@ function peerAddress(request: Request, socket: string | undefined, trustProxy: b
     if (forwarded) return forwarded
   }
   return socket ?? 'unknown'
-}
-
-const tooLarge = (limit: number) => new HttpError(413, { body: [`is too large (maximum is ${limit} bytes)`] })
-
-/**
- * Every body is read as JSON, whatever its Content-Type (curl -d sends a form
- * type). An empty body is `null`: bodiless routes accept it, the others
- * answer 422 for the missing wrapper. Bodies without Content-Length (chunked)
- * are measured as they are read.
- */
-async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
-  const bytes = new Uint8Array(await request.arrayBuffer())
-  if (bytes.byteLength > limit) throw tooLarge(limit)
-  const text = new TextDecoder().decode(bytes)
-  if (text.trim() === '') return null
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new HttpError(400, { body: ['is not valid JSON'] })
-  }
 }
 
 export type App = ReturnType<typeof createApp>

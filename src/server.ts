@@ -3,6 +3,7 @@ import { createApp } from './app.ts'
 import type { Config } from './config.ts'
 import { closeDatabase, openDatabase } from './db/database.ts'
 import { migrate } from './db/migrate.ts'
+import { securityHeaders } from './http/headers.ts'
 import type { Logger } from './log.ts'
 
 export interface Running {
@@ -21,16 +22,17 @@ export function serve(config: Config, logger: Logger): Running {
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    // Bun answers over-limit bodies with an empty 413; the app checks
-    // Content-Length itself (JSON envelope), this is only the last guard.
-    maxRequestBodySize: config.bodyLimitBytes + 64 * 1024,
+    // Bun itself would answer an over-limit body with an EMPTY 413. The app
+    // enforces the limit (Content-Length first, then while streaming) and
+    // answers with the envelope, so Bun's own limit is set far above it.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: config.requestTimeoutSeconds,
     fetch: (request) => app.handle(request),
     error(error) {
       logger.error('server error', {}, error)
       return new Response('{"errors":{"server":["internal error"]}}', {
         status: 500,
-        headers: { 'content-type': 'application/json; charset=utf-8' },
+        headers: { ...securityHeaders('/'), 'content-type': 'application/json; charset=utf-8' },
       })
     },
   })

@@ -4,6 +4,7 @@ import { Elysia } from 'elysia'
 import bundlePath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import cssPath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { version } from '../../package.json'
+import { notFound } from '../errors.ts'
 
 const ASSETS = '/swagger/assets'
 const assets: Record<string, { path: string; type: string }> = {
@@ -27,10 +28,11 @@ export function docs() {
           info: {
             title: 'Conduit API',
             version,
+            // (no quotes or angle brackets: the Swagger page puts this text in an HTML attribute unescaped)
             description:
-              'The RealWorld "Conduit" backend. Authenticate with `Authorization: Token <jwt>` (or `Bearer <jwt>`): ' +
-              'register or log in, copy the `token` from the response, and paste it into **Authorize**. ' +
-              'Every error is `{"errors": {"<key>": ["<message>"]}}`.',
+              'The RealWorld Conduit backend. Authenticate with the Authorization header: the word Token, a space, then the JWT ' +
+              '(Bearer works too). Register or log in, copy the token from the response, and paste it into **Authorize**. ' +
+              'Every error has the same envelope: an object errors mapping a key to a list of messages.',
           },
           servers: [{ url: '/', description: 'this server' }],
           components: {
@@ -48,7 +50,7 @@ export function docs() {
     )
     .get(`${ASSETS}/:file`, ({ params }) => {
       const asset = assets[params.file]
-      if (!asset) return new Response('not found', { status: 404 })
+      if (!asset) throw notFound('asset')
       return new Response(Bun.file(asset.path), {
         headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
       })

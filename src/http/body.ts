@@ -1,0 +1,85 @@
+import { HttpError } from '../errors.ts'
+
+/** Deeper JSON than any Conduit body needs (they are 3 levels deep). */
+export const MAX_JSON_DEPTH = 32
+
+export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too large (maximum is ${limit} bytes)`] })
+
+/**
+ * Every body is read as JSON, whatever its Content-Type (curl -d sends a form
+ * type). An empty body is `null`: bodiless routes accept it, the others
+ * answer 422 for the missing wrapper.
+ * - The body is read as a stream and dropped as soon as it passes the limit
+ *   (bodies without Content-Length are never buffered whole).
+ * - Nesting is capped before parsing: the framework's validation errors walk
+ *   a value recursively, and a deep one would exhaust the stack.
+ * - Lone surrogates ("\ud800") become U+FFFD, so every stored string is valid
+ *   UTF-8 and reads back as it was stored.
+ * - Keys that shadow Object methods are dropped (see SHADOWING_KEYS).
+ */
+export async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
+  const text = new TextDecoder().decode(await readLimited(request, limit))
+  if (text.trim() === '') return null
+  if (!withinDepth(text, MAX_JSON_DEPTH)) {
+    throw new HttpError(400, { body: [`is nested too deeply (maximum depth is ${MAX_JSON_DEPTH})`] })
+  }
+  try {
+    return JSON.parse(text, revive)
+  } catch {
+    throw new HttpError(400, { body: ['is not valid JSON'] })
+  }
+}
+
+/**
+ * Conduit bodies have no field named like these Object methods; an own
+ * property `toString: {}` makes the framework's error formatting throw
+ * ("cannot convert object to primitive value"), so such keys are dropped
+ * like any other unknown field.
+ */
+const SHADOWING_KEYS = new Set(['toString', 'valueOf', 'toJSON', 'toLocaleString', 'constructor'])
+
+function revive(key: string, value: unknown): unknown {
+  if (SHADOWING_KEYS.has(key)) return undefined
+  return typeof value === 'string' ? value.toWellFormed() : value
+}
+
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array()
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return out
+}
+
+/** Whether brackets nest at most `max` deep (outside strings). Invalid JSON is left to JSON.parse. */
+export function withinDepth(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return false
+    } else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return true
+}
