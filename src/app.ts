@@ -11,12 +11,13 @@ import { loginThrottle } from './auth/throttle.ts'
 import { commentQueries } from './comments/queries.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
-import { changeTracker, VersionedCache } from './db/changes.ts'
+import { changeTracker } from './db/changes.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
 import { docs } from './http/docs.ts'
 import { rawJson } from './http/respond.ts'
+import { ResponseCache } from './http/responses.ts'
 import { securityHeaders } from './http/headers.ts'
 import { validationErrors } from './http/validation.ts'
 import { type Logger, silentLogger } from './log.ts'
@@ -39,10 +40,9 @@ export interface AppOptions {
  */
 export function createApp({ db, config, logger = silentLogger }: AppOptions) {
   const changes = changeTracker(db)
-  // finished bodies of anonymous GETs (lists, articles, comments, tags), keyed by URL
-  const anonymous = new VersionedCache(changes, 5000)
+  const responses = new ResponseCache(changes)
   const users = userQueries(db, changes)
-  const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users)
+  const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users, changes)
   const passwords = passwordHasher(config.passwordHash)
   const corsPolicy = cors(config.corsOrigins)
   const clientAddress = (request: Request, server: Server<unknown> | null) =>
@@ -52,9 +52,9 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
   const api = new Elysia({ prefix: '/api' })
     .use(userRoutes({ users, tokens, passwords, loginGuard: loginThrottle(config.loginThrottle), clientAddress }))
     .use(profileRoutes({ profiles: profileQueries(db, changes), tokens }))
-    .use(articleRoutes({ articles: articleQueries(db, changes), lists: listQueries(db, changes), tokens, anonymous }))
-    .use(commentRoutes({ comments: commentQueries(db, changes), tokens, anonymous }))
-    .use(tagRoutes({ tags: tagQueries(db), anonymous }))
+    .use(articleRoutes({ articles: articleQueries(db, changes), lists: listQueries(db, changes), tokens, responses }))
+    .use(commentRoutes({ comments: commentQueries(db, changes), tokens, responses }))
+    .use(tagRoutes({ tags: tagQueries(db), responses }))
 
   /** Every error, ours or the framework's, in the contract's envelope. */
   const toErrorResponse = ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }) => {
@@ -79,10 +79,13 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .use(access.plugin)
     .onRequest(({ request, set }) => {
       Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
-      if (request.method === 'GET' && !request.headers.has('authorization')) {
-        // An anonymous GET whose body is cached (only successful answers are)
-        // is answered before routing and validation: same URL, same answer.
-        const hit = anonymous.peek(request.url)
+      if (request.method === 'GET') {
+        // A GET whose body is cached for this viewer (only successful answers
+        // are) is answered before routing and validation: same viewer, same
+        // URL, same content version, same answer. A token counts only if it
+        // was fully verified before and nothing changed since.
+        const viewer = tokens.verified(request.headers.get('authorization') ?? undefined)
+        const hit = viewer === undefined ? undefined : responses.peek(viewer, request.url)
         if (hit !== undefined) return access.early(request, rawJson(hit, set))
       }
       if (request.method === 'OPTIONS') {

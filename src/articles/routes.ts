@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
-import type { VersionedCache } from '../db/changes.ts'
 import { notFound } from '../errors.ts'
 import { noContent, rawJson } from '../http/respond.ts'
+import type { ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import type { ListQueries } from './list.ts'
 import type { ArticleQueries } from './queries.ts'
@@ -31,19 +31,15 @@ interface Deps {
   articles: ArticleQueries
   lists: ListQueries
   tokens: Tokens
-  /** finished bodies for anonymous callers, keyed by URL */
-  anonymous: VersionedCache
+  responses: ResponseCache
 }
 
-export function articleRoutes({ articles, lists, tokens, anonymous }: Deps) {
+export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
   const articleJson = (slug: string, viewer: number) => {
     const json = articles.json(slug, viewer)
     if (json === null) throw notFound('article')
     return `{"article":${json}}`
   }
-  /** Anonymous callers all see the same body: serve it from the cache. */
-  const seenBy = (viewer: { id: number } | null, url: string, build: (viewer: number) => string) =>
-    viewer ? build(viewer.id) : anonymous.get(url, () => build(0))
   // Favorite and unfavorite differ only in direction; both answer the article.
   const favorite =
     (on: boolean) =>
@@ -64,7 +60,7 @@ export function articleRoutes({ articles, lists, tokens, anonymous }: Deps) {
       '/articles',
       ({ query, viewer, set, request }) =>
         rawJson(
-          seenBy(viewer, request.url, (id) =>
+          responses.body(viewer, request.url, (id) =>
             lists.list(
               { tag: asList(query.tag), author: asList(query.author), favorited: asList(query.favorited) },
               page(query),
@@ -104,7 +100,7 @@ export function articleRoutes({ articles, lists, tokens, anonymous }: Deps) {
         detail: { summary: 'Create an article', tags, security: tokenAuth },
       },
     )
-    .get('/articles/:slug', ({ params, viewer, set, request }) => rawJson(seenBy(viewer, request.url, (id) => articleJson(params.slug, id)), set), {
+    .get('/articles/:slug', ({ params, viewer, set, request }) => rawJson(responses.body(viewer, request.url, (id) => articleJson(params.slug, id)), set), {
       optionalAuth: true,
       params: SlugParams,
       response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
-import type { VersionedCache } from '../db/changes.ts'
 import { noContent, rawJson } from '../http/respond.ts'
+import type { ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import { SlugParams } from '../articles/schemas.ts'
 import type { CommentQueries } from './queries.ts'
@@ -11,14 +11,13 @@ const tags = ['Comments']
 /** Path ids are decimal integers; anything else names no comment (404). */
 const commentId = (raw: string) => (/^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN)
 
-export function commentRoutes({ comments, tokens, anonymous }: { comments: CommentQueries; tokens: Tokens; anonymous: VersionedCache }) {
+export function commentRoutes({ comments, tokens, responses }: { comments: CommentQueries; tokens: Tokens; responses: ResponseCache }) {
   return new Elysia()
     .use(authPlugin(tokens))
     .get(
       '/articles/:slug/comments',
       ({ params, viewer, set, request }) => {
-        const build = (id: number) => `{"comments":${comments.list(params.slug, id)}}`
-        return rawJson(viewer ? build(viewer.id) : anonymous.get(request.url, () => build(0)), set)
+        return rawJson(responses.body(viewer, request.url, (id) => `{"comments":${comments.list(params.slug, id)}}`), set)
       },
       {
       optionalAuth: true,

@@ -36,15 +36,18 @@ export type ChangeTracker = ReturnType<typeof changeTracker>
 
 /**
  * A bounded map of computed values (finished response bodies, article
- * fragments), valid for one content version. Oldest entries go first when it
- * is full.
+ * fragments, verified tokens), valid for one content version. Bounded by
+ * entries and, for string values, by their total length; oldest entries go
+ * first when it is full.
  */
 export class VersionedCache<K = string, V = string> {
   private entries = new Map<K, V>()
   private at = -1
+  private chars = 0
   constructor(
     private readonly changes: ChangeTracker,
     private readonly maxEntries = 2000,
+    private readonly maxChars = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Drops everything if the content changed since the last call. */
@@ -52,6 +55,7 @@ export class VersionedCache<K = string, V = string> {
     const v = this.changes.version()
     if (v !== this.at) {
       this.entries.clear()
+      this.chars = 0
       this.at = v
     }
   }
@@ -91,7 +95,14 @@ export class VersionedCache<K = string, V = string> {
   }
 
   private set(key: K, value: V) {
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+    const size = typeof value === 'string' ? value.length : 0
+    if (size > this.maxChars) return
+    while (this.entries.size >= this.maxEntries || this.chars + size > this.maxChars) {
+      const [oldKey, old] = this.entries.entries().next().value!
+      this.entries.delete(oldKey)
+      if (typeof old === 'string') this.chars -= old.length
+    }
     this.entries.set(key, value)
+    this.chars += size
   }
 }
