@@ -1,0 +1,236 @@
+/**
+ * Child processes of the benchmark: every one is tracked and stopped when the
+ * run ends, fails or is interrupted (Ctrl-C, SIGTERM), so nothing outlives it.
+ */
+import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+
+type Child = ReturnType<typeof Bun.spawn>
+
+const children = new Set<Child>()
+
+export interface SpawnOptions {
+  env?: Record<string, string | undefined>
+  cwd?: string
+  /** where stdout goes; 'pipe' to read it (default 'inherit') */
+  stdout?: 'pipe' | 'inherit' | 'ignore'
+  stderr?: 'pipe' | 'inherit' | 'ignore'
+  /** pin to this CPU core with taskset (taskset execs the command: the pid is the command's) */
+  core?: number
+}
+
+export function spawn(cmd: string[], o: SpawnOptions = {}): Child {
+  const argv = o.core === undefined ? cmd : ['taskset', '-c', String(o.core), ...cmd]
+  const child = Bun.spawn(argv, {
+    cwd: o.cwd,
+    env: { ...process.env, ...o.env },
+    stdin: 'ignore',
+    stdout: o.stdout ?? 'inherit',
+    stderr: o.stderr ?? 'inherit',
+  })
+  children.add(child)
+  void child.exited.then(() => children.delete(child))
+  return child
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+export async function stop(child: Child, graceMs = 5000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+  await child.exited
+  clearTimeout(timer)
+}
+
+/** Runs a command to completion (bounded by `timeoutMs`) and returns its output. */
+export async function run(
+  cmd: string[],
+  o: SpawnOptions & { timeoutMs?: number } = {},
+): Promise<{ code: number; stdout: string; stderr: string; cpuUs: number }> {
+  const child = spawn(cmd, { ...o, stdout: o.stdout ?? 'pipe', stderr: o.stderr ?? 'pipe' })
+  const timer = o.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), o.timeoutMs) : undefined
+  const [stdout, stderr, code] = await Promise.all([
+    child.stdout instanceof ReadableStream ? new Response(child.stdout).text() : '',
+    child.stderr instanceof ReadableStream ? new Response(child.stderr).text() : '',
+    child.exited,
+  ])
+  if (timer) clearTimeout(timer)
+  return { code, stdout, stderr, cpuUs: Number(child.resourceUsage()?.cpuTime.total ?? 0) }
+}
+
+let cleaningUp = false
+
+/** True once Ctrl-C / SIGTERM started the cleanup: failures after that are expected. */
+export const interrupted = () => cleaningUp
+
+/** Stops every child on exit and on Ctrl-C / SIGTERM (then exits 130 / 143). */
+export function installCleanup(onInterrupt?: () => void): void {
+  process.on('exit', () => {
+    for (const c of children) c.kill('SIGKILL')
+  })
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM', code: number) => {
+    if (cleaningUp) return
+    cleaningUp = true
+    console.error(`\nbench: ${signal}, stopping ${children.size} child process(es)`)
+    onInterrupt?.()
+    const all = [...children].map((c) => stop(c, 2000))
+    const deadline = Bun.sleep(3000)
+    void Promise.race([Promise.all(all), deadline]).then(() => process.exit(code))
+  }
+  process.on('SIGINT', () => onSignal('SIGINT', 130))
+  process.on('SIGTERM', () => onSignal('SIGTERM', 143))
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = server.port
+  server.stop(true)
+  return port
+}
+
+/** True while something accepts connections on 127.0.0.1:port. */
+export function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port })
+    s.once('connect', () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.once('error', () => resolve(false))
+  })
+}
+
+/**
+ * Polls `url` until it answers 2xx. Returns the milliseconds from `since`
+ * (a performance.now() value) to that first answer.
+ */
+export async function waitForAnswer(url: string, since: number, child: Child, timeoutMs = 60_000): Promise<number> {
+  const deadline = since + timeoutMs
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the process exited (${child.exitCode ?? child.signalCode}) before answering ${url}`)
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
+      await res.arrayBuffer()
+      if (res.ok) return performance.now() - since
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(1)
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`)
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) * 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Samples VmRSS of `pid` every `everyMs`: the peak over the whole life and per window. */
+export function rssSampler(pid: number, everyMs = 200) {
+  let peak = 0
+  let windowPeak = 0
+  let samples = 0
+  const sample = () => {
+    const rss = statusKb(pid, 'VmRSS')
+    if (rss === undefined) return
+    samples++
+    if (rss > peak) peak = rss
+    if (rss > windowPeak) windowPeak = rss
+  }
+  sample()
+  const timer = setInterval(sample, everyMs)
+  return {
+    /** peak VmRSS seen since the start, in bytes */
+    peak: () => peak,
+    samples: () => samples,
+    /** starts a new window (e.g. one endpoint) */
+    resetWindow() {
+      sample()
+      windowPeak = statusKb(pid, 'VmRSS') ?? 0
+    },
+    /** peak VmRSS seen in the current window, in bytes */
+    windowPeak() {
+      sample()
+      return windowPeak
+    },
+    /** the kernel's own high-water mark (VmHWM), in bytes */
+    highWaterMark: () => statusKb(pid, 'VmHWM'),
+    stop() {
+      sample()
+      clearInterval(timer)
+    },
+  }
+}
+
+export type RssSampler = ReturnType<typeof rssSampler>
+
+/** USER_HZ: the unit of /proc/stat and /proc/<pid>/stat times (100 on Linux). */
+const TICK_US = 10_000
+
+export interface CoreTimes {
+  /** microseconds the core spent running processes (user, nice, system) */
+  busy: number
+  /** microseconds in interrupt and softirq handlers: mostly the loopback traffic of the benchmark itself */
+  irq: number
+  /** microseconds the hypervisor took the core away */
+  steal: number
+  total: number
+}
+
+/** Cumulative times of one core from /proc/stat. */
+export function coreTimes(core: number): CoreTimes {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`cpu${core} `))
+    const f = (line ?? '').trim().split(/\s+/).slice(1, 9).map(Number)
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f
+    return {
+      busy: (user + nice + system) * TICK_US,
+      irq: (irq + softirq) * TICK_US,
+      steal: steal * TICK_US,
+      total: (user + nice + system + idle + iowait + irq + softirq + steal) * TICK_US,
+    }
+  } catch {
+    return { busy: 0, irq: 0, steal: 0, total: 0 }
+  }
+}
+
+/** CPU time (user + system, all threads) a live process has used, in microseconds. */
+export function processCpuUs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(rest[11]) + Number(rest[12])) * TICK_US
+  } catch {
+    return 0
+  }
+}
+
+export interface CoreShare {
+  /** % of the core's time used by processes other than the measured ones */
+  othersPct: number
+  /** % of the core's time taken by the hypervisor */
+  stealPct: number
+  /** % of the core's time in interrupt / softirq handlers (network processing, counted apart from processes) */
+  irqPct: number
+}
+
+/** How much of `core` went elsewhere between two snapshots, given the CPU time of the processes meant to run there. */
+export function coreShare(before: CoreTimes, after: CoreTimes, ownUs: number): CoreShare {
+  const total = after.total - before.total
+  if (total <= 0) return { othersPct: 0, stealPct: 0, irqPct: 0 }
+  const pct = (x: number) => Math.round((Math.max(0, x) / total) * 1000) / 10
+  return {
+    othersPct: pct(after.busy - before.busy - ownUs),
+    stealPct: pct(after.steal - before.steal),
+    irqPct: pct(after.irq - before.irq),
+  }
+}

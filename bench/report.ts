@@ -1,0 +1,239 @@
+/** Results: their shape, the printed tables and the issue's targets. */
+import type { EndpointName } from './endpoints.ts'
+import type { Machine } from './machine.ts'
+import type { CoreShare } from './proc.ts'
+import type { WrkResult } from './wrk.ts'
+
+/** Share of each core that other processes (or the hypervisor) took during a measured run. */
+export interface Contention {
+  serverCore: CoreShare
+  loadCore: CoreShare
+}
+
+/**
+ * % of a core lost to other processes (or the hypervisor) during a run, the
+ * worse of the server core and the load core: a starved wrk is as bad as a
+ * starved server.
+ */
+export const noise = (c: Contention) =>
+  Math.round(Math.max(c.serverCore.othersPct + c.serverCore.stealPct, c.loadCore.othersPct + c.loadCore.stealPct))
+/** above this share of a core taken by others, a figure is marked as disturbed */
+export const NOISY_PCT = 10
+/** wrk using this much of its core: the load generator, not the server, may be the limit */
+export const WRK_BUSY_PCT = 90
+
+export interface EndpointResult {
+  name: EndpointName
+  title: string
+  kind: 'read' | 'write'
+  /** status and size of the captured real response (what the bound answers) */
+  status: number
+  responseBytes: number
+  server: WrkResult
+  serverWarmup: WrkResult
+  bound: WrkResult
+  boundWarmup: WrkResult
+  /** server req/s / bound req/s */
+  ratio: number
+  /** how much of the cores others took during the measured server and bound runs */
+  contention: { server: Contention; bound: Contention }
+  /** errors of the server, warm-up included */
+  errors: number
+  /** peak VmRSS of the server while this endpoint ran */
+  peakRssBytes: number
+}
+
+export interface SizeResult {
+  articles: number
+  seed: { cached: boolean; seconds: number }
+  /** ms from spawning the binary to its first 200 on /api/articles, one per start */
+  firstResponseMs: number[]
+  /** peak VmRSS of the server over the whole run at this size (sampled every 200 ms) */
+  peakRssBytes: number
+  /** the kernel's VmHWM at the end, a cross-check of the sampled peak */
+  highWaterMarkBytes: number | null
+  serverLog: { lines: number; first: string[] }
+  fixture: { user: string; tag: string; author: string; favoritedBy: string; slug: string; favoriteSlugs: number }
+  endpoints: EndpointResult[]
+}
+
+export interface Target {
+  name: string
+  target: string
+  value: string
+  /** null: not measured in this run */
+  pass: boolean | null
+}
+
+export interface Results {
+  version: 1
+  date: string
+  startedAt: string
+  finishedAt: string
+  totalSeconds: number
+  options: {
+    durationS: number
+    warmupS: number
+    connections: number
+    threads: number
+    users: number
+    seed: number
+    serverCore: number
+    loadCore: number
+    /** longest wait for a quiet machine before each endpoint */
+    settleS: number
+  }
+  /** time spent waiting for other processes to leave the cores */
+  settledSeconds: number
+  machine: Machine
+  sizes: SizeResult[]
+  targets: Target[]
+}
+
+const TARGET_SIZE = 100_000
+const RATIO_TARGETS: Partial<Record<EndpointName, number>> = {
+  list: 0.35,
+  'list-auth': 0.15,
+  tag: 0.15,
+  author: 0.15,
+  favorited: 0.15,
+  feed: 0.15,
+  article: 0.4,
+  tags: 0.6,
+  offset: 0.1,
+}
+const P99_MS = 15
+const CREATE_RPS = 3000
+const GROWTH = 1.5
+const RSS_BYTES = 150 * 1024 * 1024
+const FIRST_RESPONSE_MS = 50
+
+export const MB = (b: number) => (b / 1024 / 1024).toFixed(1)
+const int = (n: number) => Math.round(n).toLocaleString('en')
+const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2))
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+function table(head: string[], rows: string[][], alignLeft = 1): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (r: string[]) =>
+    r.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
+
+export function sizeTable(s: SizeResult): string {
+  const first = s.firstResponseMs.map((x) => x.toFixed(0)).join(', ')
+  const title =
+    `${int(s.articles)} articles — server peak RSS ${MB(s.peakRssBytes)} MB` +
+    (s.highWaterMarkBytes ? ` (VmHWM ${MB(s.highWaterMarkBytes)} MB)` : '') +
+    `, first response ${first} ms` +
+    (s.serverLog.lines ? `, ${s.serverLog.lines} server log line(s) at warn+` : '')
+  const rows = s.endpoints.map((e) => {
+    const [a, b] = [noise(e.contention.server), noise(e.contention.bound)]
+    const mark = (Math.max(a, b) > NOISY_PCT ? '*' : '') + (e.bound.wrkCpuPct >= WRK_BUSY_PCT ? '^' : '')
+    return [
+      e.name,
+      int(e.server.rps),
+      ms(e.server.latencyMs.p50),
+      ms(e.server.latencyMs.p99),
+      String(e.errors),
+      int(e.bound.rps),
+      e.ratio.toFixed(2) + mark,
+      MB(e.peakRssBytes),
+      int(e.responseBytes),
+      `${a}/${b}`,
+      `${Math.round(e.server.wrkCpuPct)}/${Math.round(e.bound.wrkCpuPct)}`,
+    ]
+  })
+  const noisy = s.endpoints.some((e) => Math.max(noise(e.contention.server), noise(e.contention.bound)) > NOISY_PCT)
+  const busy = s.endpoints.some((e) => e.bound.wrkCpuPct >= WRK_BUSY_PCT)
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bound req/s', 'ratio', 'RSS MB', 'resp B', 'noise %', 'wrk %']
+  return (
+    `${title}\n${table(head, rows)}` +
+    (noisy ? `\n* other processes took more than ${NOISY_PCT}% of the server or the load core (noise %: during the server run / the bound run)` : '') +
+    (busy ? `\n^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit (wrk %: server run / bound run)` : '')
+  )
+}
+
+function nearest(sizes: SizeResult[], n: number): SizeResult | undefined {
+  return [...sizes].sort((a, b) => Math.abs(Math.log(a.articles / n)) - Math.abs(Math.log(b.articles / n)))[0]
+}
+
+export function evaluateTargets(sizes: SizeResult[]): Target[] {
+  const targets: Target[] = []
+  const at = nearest(sizes, TARGET_SIZE)
+  const where = (s: SizeResult) => (s.articles === TARGET_SIZE ? '' : ` (measured at ${int(s.articles)}, not ${int(TARGET_SIZE)})`)
+  if (at) {
+    for (const e of at.endpoints) {
+      const min = RATIO_TARGETS[e.name]
+      if (min !== undefined) {
+        targets.push({ name: `${e.name}: ratio to bound${where(at)}`, target: `≥ ${min}`, value: e.ratio.toFixed(3), pass: e.ratio >= min })
+      }
+    }
+    for (const e of at.endpoints) {
+      if (e.kind !== 'read') continue
+      const p99 = e.server.latencyMs.p99
+      targets.push({ name: `${e.name}: p99${where(at)}`, target: `≤ ${P99_MS} ms`, value: `${ms(p99)} ms`, pass: p99 <= P99_MS })
+    }
+    const create = at.endpoints.find((e) => e.name === 'create')
+    if (create) {
+      targets.push({ name: `create: req/s${where(at)}`, target: `≥ ${CREATE_RPS}`, value: int(create.server.rps), pass: create.server.rps >= CREATE_RPS })
+    }
+  }
+  const all = sizes.flatMap((s) => s.endpoints.map((e) => ({ s, e })))
+  if (all.length) {
+    const errors = all.reduce((n, { e }) => n + e.errors, 0)
+    const which = all.filter(({ e }) => e.errors > 0).map(({ s, e }) => `${e.name}@${int(s.articles)}: ${e.errors}`)
+    targets.push({
+      name: 'errors (non-2xx + socket, warm-ups included, every size)',
+      target: '= 0',
+      value: which.length ? `${errors} (${which.join(', ')})` : '0',
+      pass: errors === 0,
+    })
+  }
+  const sorted = [...sizes].sort((a, b) => a.articles - b.articles)
+  const small = sorted.find((s) => s.articles === 10_000) ?? sorted[0]
+  const big = sorted.find((s) => s.articles === 1_000_000) ?? sorted.at(-1)
+  if (small && big && small !== big) {
+    const note = small.articles === 10_000 && big.articles === 1_000_000 ? '' : ` (${int(big.articles)} vs ${int(small.articles)})`
+    for (const e of big.endpoints) {
+      const base = small.endpoints.find((x) => x.name === e.name)
+      if (e.kind !== 'read' || !base) continue
+      const g = e.server.latencyMs.p50 / base.server.latencyMs.p50
+      targets.push({
+        name: `${e.name}: p50 at 1M / p50 at 10k${note}`,
+        target: `≤ ${GROWTH}x`,
+        value: `${g.toFixed(2)}x (${ms(e.server.latencyMs.p50)} / ${ms(base.server.latencyMs.p50)} ms)`,
+        pass: g <= GROWTH,
+      })
+    }
+  }
+  if (sizes.length) {
+    const peak = Math.max(...sizes.map((s) => s.peakRssBytes))
+    const worst = sizes.find((s) => s.peakRssBytes === peak)!
+    targets.push({
+      name: 'peak RSS under load (every size)',
+      target: `≤ ${MB(RSS_BYTES)} MB`,
+      value: `${MB(peak)} MB (at ${int(worst.articles)})`,
+      pass: peak <= RSS_BYTES,
+    })
+    const largest = sorted.at(-1)!
+    const m = median(largest.firstResponseMs)
+    targets.push({
+      name: `first response after start${largest.articles === 1_000_000 ? '' : ` (at ${int(largest.articles)}, not 1,000,000)`}, median of ${largest.firstResponseMs.length} starts`,
+      target: `≤ ${FIRST_RESPONSE_MS} ms`,
+      value: `${m.toFixed(0)} ms (${largest.firstResponseMs.map((x) => x.toFixed(0)).join(', ')})`,
+      pass: m <= FIRST_RESPONSE_MS,
+    })
+  }
+  return targets
+}
+
+export function targetsTable(targets: Target[]): string {
+  const rows = targets.map((t) => [t.pass === null ? 'n/a' : t.pass ? 'PASS' : 'FAIL', t.name, t.target, t.value])
+  const passed = targets.filter((t) => t.pass).length
+  return `Targets (issue 5; at ${int(TARGET_SIZE)} articles unless stated): ${passed} of ${targets.length} pass\n${table(['', 'target', 'goal', 'measured'], rows, 3)}`
+}
