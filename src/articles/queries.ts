@@ -67,9 +67,9 @@ export function articleQueries(db: Database, changes: ChangeTracker) {
     const taken = similarSlugs.all({ base, lo: `${base}-`, hi: `${base}.` }).map((r) => r.slug)
     return nextFreeSlug(base, taken)
   }
-  const setTags = (article: number, tags: string[]) => {
+  const setTags = (article: number, tags: string[], replacing: boolean) => {
     const names = JSON.stringify(tags)
-    unlinkOtherTags.run({ article, names })
+    if (replacing) unlinkOtherTags.run({ article, names })
     addTags.run({ names })
     linkTags.run({ article, names })
   }
@@ -97,7 +97,7 @@ export function articleQueries(db: Database, changes: ChangeTracker) {
   const create = db.transaction((author: number, a: NewArticle): string => {
     const slug = freeSlug(a.title)
     const { id } = insert.get({ slug, title: a.title, description: a.description, body: a.body, author, now: Date.now() })!
-    if (a.tagList?.length) setTags(id, a.tagList)
+    if (a.tagList?.length) setTags(id, a.tagList, false)
     return slug
   })
   const change = db.transaction((viewer: number, slug: string, c: ArticleChanges): string => {
@@ -113,7 +113,7 @@ export function articleQueries(db: Database, changes: ChangeTracker) {
       body: c.body ?? null,
       now: Date.now(),
     })
-    if (c.tagList) setTags(a.id, c.tagList)
+    if (c.tagList) setTags(a.id, c.tagList, true)
     return newSlug
   })
   const destroy = db.transaction((viewer: number, slug: string) => void remove.run(mine(slug, viewer).id))

@@ -24,9 +24,9 @@ export interface Tokens {
 const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
 
 export function tokens(secret: string, ttlSeconds: number, users: UserQueries, changes: ChangeTracker): Tokens {
-  // Verified headers, until their expiry or any change to stored data (a
-  // password change revokes tokens; every write empties this cache).
-  const verified = new VersionedCache<string, Viewer & { exp: number }>(changes, 10_000)
+  // Verified headers, until their expiry or any change to a user (a password
+  // change revokes tokens; any user update or foreign commit empties this).
+  const verified = new VersionedCache<string, Viewer & { exp: number }>(changes.users, 10_000)
   const fresh = (header: string) => {
     const v = verified.peek(header)
     return v && v.exp > Date.now() / 1000 ? v : undefined

@@ -1,35 +1,51 @@
 import type { Database } from 'bun:sqlite'
 
+/** Something whose value moves whenever what a cache holds may be stale. */
+export interface Versioned {
+  version(): number
+}
+
 /**
- * Tells caches when stored content may have changed, exactly:
- * - this process's writes call `changed()` (every write function does);
+ * Tells caches when stored data may have changed, exactly:
+ * - this process's writes call `changed()` (every write function does), and
+ *   `changed('users')` when a user row changed;
  * - commits by any OTHER connection to the same file (a second process, the
- *   CLI) move SQLite's `PRAGMA data_version`, which `version()` checks.
- * A cache entry filled at version v is valid while `version()` is still v.
+ *   CLI) move SQLite's `PRAGMA data_version`, which is checked on every read
+ *   of a version and counts as a change of everything.
+ * A cache entry filled at version v is valid while the version is still v.
  */
 export function changeTracker(db: Database) {
   const dataVersion = db.prepare<{ data_version: number }, []>('PRAGMA data_version')
-  let local = 0
+  let all = 0
+  let users = 0
   let foreign = -1
-  const listeners: (() => void)[] = []
-  const bump = () => {
-    local++
-    for (const l of listeners) l()
+  const sync = () => {
+    const v = dataVersion.get()!.data_version
+    if (v !== foreign) {
+      if (foreign !== -1) {
+        all++
+        users++
+      }
+      foreign = v
+    }
   }
   return {
-    changed: bump,
+    changed(scope?: 'users') {
+      all++
+      if (scope === 'users') users++
+    },
+    /** Moves on every change. */
     version(): number {
-      const v = dataVersion.get()!.data_version
-      if (v !== foreign) {
-        if (foreign !== -1) bump()
-        foreign = v
-      }
-      return local
+      sync()
+      return all
     },
-    /** Called on every change (used to drop whole caches). */
-    onChange(listener: () => void) {
-      listeners.push(listener)
-    },
+    /** Moves only when users may have changed (what token checks depend on). */
+    users: {
+      version(): number {
+        sync()
+        return users
+      },
+    } satisfies Versioned,
   }
 }
 export type ChangeTracker = ReturnType<typeof changeTracker>
@@ -45,7 +61,7 @@ export class VersionedCache<K = string, V = string> {
   private at = -1
   private chars = 0
   constructor(
-    private readonly changes: ChangeTracker,
+    private readonly changes: Versioned,
     private readonly maxEntries = 2000,
     private readonly maxChars = Number.POSITIVE_INFINITY,
   ) {}

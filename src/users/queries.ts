@@ -82,7 +82,9 @@ export function userQueries(db: Database, changes: ChangeTracker) {
           setImage: c.image !== undefined ? 1 : 0,
           image: c.image ?? null,
         })
-        changes.changed() // authors' names, bios and images appear in cached articles
+        // authors' names, bios and images appear in cached articles; a new
+        // password revokes tokens
+        changes.changed('users')
         return user
       } catch (e) {
         explainConflict(e, id, c.email, c.username)
