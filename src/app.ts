@@ -16,7 +16,6 @@ import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
 import { docs } from './http/docs.ts'
-import { rawJson } from './http/respond.ts'
 import { ResponseCache } from './http/responses.ts'
 import { securityHeaders } from './http/headers.ts'
 import { validationErrors } from './http/validation.ts'
@@ -74,20 +73,26 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     return errorResponse(500, { server: ['internal error'] }, extra)
   }
 
+  // The headers of a cached API answer: the same every time, but for an allow-listed origin.
+  const jsonHeaders = { ...securityHeaders('/api'), 'content-type': JSON_CONTENT_TYPE }
+  const anyOrigin = Object.freeze({ ...jsonHeaders, ...corsPolicy.headers(new Request('http://localhost/')) })
+  const cachedHeaders = (request: Request) =>
+    config.corsOrigins === '*' ? anyOrigin : { ...jsonHeaders, ...corsPolicy.headers(request) }
+
   const access = accessLog(logger)
   return new Elysia()
     .use(access.plugin)
     .onRequest(({ request, set }) => {
-      Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
       if (request.method === 'GET') {
         // A GET whose body is cached for this viewer (only successful answers
         // are) is answered before routing and validation: same viewer, same
         // URL, same content version, same answer. A token counts only if it
-        // was fully verified before and nothing changed since.
+        // was fully verified before and no user changed since.
         const viewer = tokens.verified(request.headers.get('authorization') ?? undefined)
         const hit = viewer === undefined ? undefined : responses.peek(viewer, request.url)
-        if (hit !== undefined) return access.early(request, rawJson(hit, set))
+        if (hit !== undefined) return access.early(request, new Response(hit, { headers: cachedHeaders(request) }))
       }
+      Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
       if (request.method === 'OPTIONS') {
         return access.early(request, corsPolicy.preflight(request, set.headers as Record<string, string>))
       }

@@ -82,7 +82,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
         },
       },
     )
-    .get('/articles/feed', ({ query, viewer, set }) => rawJson(lists.feed(page(query), viewer.id), set), {
+    .get('/articles/feed', ({ query, viewer, set, request }) => rawJson(responses.body(viewer, request.url, (id) => lists.feed(page(query), id)), set), {
       auth: true,
       query: FeedQuery,
       response: { 200: ArticleListResponse, 401: errors[401], 422: errors[422] },

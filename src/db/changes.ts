@@ -1,5 +1,8 @@
 import type { Database } from 'bun:sqlite'
 
+/** Characters of a string, bytes of a byte array; other values are counted as entries only. */
+const sizeOf = (v: unknown) => (typeof v === 'string' ? v.length : v instanceof Uint8Array ? v.byteLength : 0)
+
 /** Something whose value moves whenever what a cache holds may be stale. */
 export interface Versioned {
   version(): number
@@ -53,17 +56,17 @@ export type ChangeTracker = ReturnType<typeof changeTracker>
 /**
  * A bounded map of computed values (finished response bodies, article
  * fragments, verified tokens), valid for one content version. Bounded by
- * entries and, for string values, by their total length; oldest entries go
+ * entries and, for strings and byte arrays, by their total size; oldest entries go
  * first when it is full.
  */
 export class VersionedCache<K = string, V = string> {
   private entries = new Map<K, V>()
   private at = -1
-  private chars = 0
+  private size = 0
   constructor(
     private readonly changes: Versioned,
     private readonly maxEntries = 2000,
-    private readonly maxChars = Number.POSITIVE_INFINITY,
+    private readonly maxSize = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Drops everything if the content changed since the last call. */
@@ -71,7 +74,7 @@ export class VersionedCache<K = string, V = string> {
     const v = this.changes.version()
     if (v !== this.at) {
       this.entries.clear()
-      this.chars = 0
+      this.size = 0
       this.at = v
     }
   }
@@ -111,14 +114,14 @@ export class VersionedCache<K = string, V = string> {
   }
 
   private set(key: K, value: V) {
-    const size = typeof value === 'string' ? value.length : 0
-    if (size > this.maxChars) return
-    while (this.entries.size >= this.maxEntries || this.chars + size > this.maxChars) {
+    const size = sizeOf(value)
+    if (size > this.maxSize) return
+    while (this.entries.size >= this.maxEntries || this.size + size > this.maxSize) {
       const [oldKey, old] = this.entries.entries().next().value!
       this.entries.delete(oldKey)
-      if (typeof old === 'string') this.chars -= old.length
+      this.size -= sizeOf(old)
     }
     this.entries.set(key, value)
-    this.chars += size
+    this.size += size
   }
 }

@@ -4,7 +4,7 @@ import { JSON_CONTENT_TYPE } from '../errors.ts'
  * A response from a JSON string the database already built (articles,
  * comments, tags), carrying the headers hooks have set (CORS, security).
  */
-export function rawJson(json: string, set: { headers: unknown; status?: unknown }, status = 200): Response {
+export function rawJson(json: string | Uint8Array, set: { headers: unknown; status?: unknown }, status = 200): Response {
   set.status = status // what the access log reports
   const headers = set.headers as Record<string, string>
   headers['content-type'] = JSON_CONTENT_TYPE
