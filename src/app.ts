@@ -80,21 +80,27 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     config.corsOrigins === '*' ? anyOrigin : { ...jsonHeaders, ...corsPolicy.headers(request) }
 
   const access = accessLog(logger)
-  return new Elysia()
+  /**
+   * A GET whose body is cached for this viewer (only successful answers are)
+   * is answered before Elysia sees it: same viewer, same URL, same content
+   * version, same answer. A token counts only if it was fully verified before
+   * and no user changed since.
+   */
+  const cachedAnswer = (request: Request): Response | undefined => {
+    if (request.method !== 'GET') return undefined
+    const t0 = performance.now()
+    const viewer = tokens.verified(request.headers.get('authorization') ?? undefined)
+    const hit = viewer === undefined ? undefined : responses.peek(viewer, request.url)
+    if (hit === undefined) return undefined
+    return access.early(request, new Response(hit, { headers: cachedHeaders(request) }), t0)
+  }
+
+  const app = new Elysia()
     .use(access.plugin)
     .onRequest(({ request, set }) => {
-      if (request.method === 'GET') {
-        // A GET whose body is cached for this viewer (only successful answers
-        // are) is answered before routing and validation: same viewer, same
-        // URL, same content version, same answer. A token counts only if it
-        // was fully verified before and no user changed since.
-        const viewer = tokens.verified(request.headers.get('authorization') ?? undefined)
-        const hit = viewer === undefined ? undefined : responses.peek(viewer, request.url)
-        if (hit !== undefined) return access.early(request, new Response(hit, { headers: cachedHeaders(request) }))
-      }
       Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
       if (request.method === 'OPTIONS') {
-        return access.early(request, corsPolicy.preflight(request, set.headers as Record<string, string>))
+        return access.early(request, corsPolicy.preflight(request, set.headers as Record<string, string>), undefined)
       }
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes)
@@ -129,6 +135,12 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     )
     .use(docs())
     .use(api)
+
+  const viaElysia = app.handle
+  /** The entry point: cached answers first, everything else through Elysia. */
+  const respond = (request: Request): Response | Promise<Response> => cachedAnswer(request) ?? viaElysia(request)
+  app.handle = async (request: Request) => respond(request)
+  return Object.assign(app, { respond })
 }
 
 const PARAM_RESOURCES: Record<string, string> = { slug: 'article', username: 'profile', id: 'comment' }
@@ -148,14 +160,13 @@ export function pathOf(url: string): string {
 /**
  * One line per request: method, path (never the query, a token or a body),
  * status and duration. Only installed when the level lets it print. Answers
- * given in onRequest (cache hits, preflights) skip Elysia's afterResponse
- * hooks, so they are logged through `early`.
+ * given before Elysia (cache hits) or in onRequest (preflights) skip Elysia's
+ * afterResponse hooks, so they are logged through `early`.
  */
 function accessLog(logger: Logger) {
   const enabled = logger.enabled('info')
   const started = new WeakMap<Request, number>()
-  const line = (request: Request, status: unknown) => {
-    const t0 = started.get(request)
+  const line = (request: Request, status: unknown, t0 = started.get(request)) => {
     logger.info('request', {
       method: request.method,
       path: pathOf(request.url),
@@ -170,8 +181,8 @@ function accessLog(logger: Logger) {
     : new Elysia()
   return {
     plugin,
-    early(request: Request, response: Response): Response {
-      if (enabled) line(request, response.status)
+    early(request: Request, response: Response, t0: number | undefined): Response {
+      if (enabled) line(request, response.status, t0)
       return response
     },
   }

@@ -27,7 +27,7 @@ export function serve(config: Config, logger: Logger): Running {
     // answers with the envelope, so Bun's own limit is set far above it.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: config.requestTimeoutSeconds,
-    fetch: (request) => app.handle(request),
+    fetch: (request) => app.respond(request),
     error(error) {
       logger.error('server error', {}, error)
       return new Response('{"errors":{"server":["internal error"]}}', {
