@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'bun:sqlite'
 import { type ChangeTracker, VersionedCache } from '../db/changes.ts'
-import { LIST_ITEM_PARTS, type ListItem, type ListItemParts, listItem } from './json.ts'
+import { type ArticleParts, type ArticleRow, articleColumns, articleJson, articleParts } from './present.ts'
 
 export interface ListFilters {
   tag: string[]
@@ -93,7 +93,7 @@ export const pageSql = (ids: string, count: string) => `SELECT p.id, a.author_id
   ORDER BY a.created_at DESC, a.id DESC`
 
 /** The items of a page the item cache does not hold, in one statement. */
-export const ITEM_PARTS_SQL = `SELECT ${LIST_ITEM_PARTS}
+export const ITEM_PARTS_SQL = `SELECT ${articleColumns(false)}
   FROM json_each(:ids) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id`
 
 interface PageRow {
@@ -111,10 +111,10 @@ interface PageRow {
  * the same cost at 1,000 or 1,000,000 articles.
  */
 export function listQueries(db: Database, changes: ChangeTracker) {
-  const parts = db.query<ListItemParts, { ids: string }>(ITEM_PARTS_SQL)
+  const itemRows = db.query<ArticleRow, { ids: string }>(ITEM_PARTS_SQL)
   // List items without their viewer-dependent flags, shared by all viewers;
   // dropped whenever content changes.
-  const items = new VersionedCache<number, ListItem>(changes, 20_000)
+  const items = new VersionedCache<number, ArticleParts>(changes, 20_000)
 
   // The page statements are a small fixed set (about 15 texts). bun:sqlite's
   // own cache keeps only the 20 most recent texts, so each is kept here.
@@ -129,15 +129,15 @@ export function listQueries(db: Database, changes: ChangeTracker) {
     const page = items.getMany(
       rows.map((r) => r.id),
       (missing) => {
-        const found = new Map<number, ListItem>()
-        for (const p of parts.all({ ids: JSON.stringify(missing) })) found.set(p.id, listItem(p))
+        const found = new Map<number, ArticleParts>()
+        for (const r of itemRows.all({ ids: JSON.stringify(missing) })) found.set(r.id, articleParts(r))
         return found
       },
     )
     const out: string[] = []
     page.forEach((item, i) => {
       const r = rows[i]!
-      if (item) out.push(`${item.head}${r.favorited === 1}${item.mid}${r.following === 1}}}`)
+      if (item) out.push(articleJson(item, r.favorited === 1, r.following === 1))
     })
     return `[${out.join(',')}]`
   }

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import type { ChangeTracker } from '../db/changes.ts'
 import { forbidden, notFound } from '../errors.ts'
-import { ARTICLE_JSON } from './json.ts'
+import { type ArticleRow, articleColumns, articleJson, articleParts } from './present.ts'
 import type { ArticleChanges, NewArticle } from './schemas.ts'
 import { nextFreeSlug, slugify } from './slug.ts'
 
@@ -19,8 +19,11 @@ interface Owned {
  * never a conflict or a duplicate.
  */
 export function articleQueries(db: Database, changes: ChangeTracker) {
-  const json = db.query<{ json: string }, { slug: string; viewer: number }>(
-    `SELECT ${ARTICLE_JSON} AS json FROM articles a JOIN users u ON u.id = a.author_id WHERE a.slug = :slug`,
+  const bySlug = db.query<ArticleRow & { favorited: number; following: number }, { slug: string; viewer: number }>(
+    `SELECT ${articleColumns(true)},
+       EXISTS (SELECT 1 FROM favorites WHERE user_id = :viewer AND article_id = a.id) AS favorited,
+       EXISTS (SELECT 1 FROM follows WHERE follower_id = :viewer AND followee_id = a.author_id) AS following
+     FROM articles a JOIN users u ON u.id = a.author_id WHERE a.slug = :slug`,
   )
   const owned = db.query<Owned, [string]>('SELECT id, author_id, slug, title FROM articles WHERE slug = ?')
   // candidate slugs sharing the base: `base` itself and `base-…` (a range scan of the unique index)
@@ -120,7 +123,10 @@ export function articleQueries(db: Database, changes: ChangeTracker) {
 
   return {
     /** The article as JSON seen by `viewer` (0 = anonymous), or null. */
-    json: (slug: string, viewer: number): string | null => json.get({ slug, viewer })?.json ?? null,
+    json(slug: string, viewer: number): string | null {
+      const row = bySlug.get({ slug, viewer })
+      return row && articleJson(articleParts(row), row.favorited === 1, row.following === 1)
+    },
     /** Returns the new slug. */
     create: (author: number, a: NewArticle): string => write(() => create.immediate(author, a)),
     /** Author only (403 otherwise); returns the (possibly new) slug. */
