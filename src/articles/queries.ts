@@ -97,11 +97,19 @@ export function articleQueries(db: Database, changes: ChangeTracker) {
     }
   }
 
+  /** The article as JSON seen by `viewer` (0 = anonymous), or null. */
+  const json = (slug: string, viewer: number): string | null => {
+    const row = bySlug.get({ slug, viewer })
+    return row && articleJson(articleParts(row), row.favorited === 1, row.following === 1)
+  }
+
+  // Each write answers the article as its writer now sees it, read inside the
+  // same transaction (its pages are at hand, and no other write can come between).
   const create = db.transaction((author: number, a: NewArticle): string => {
     const slug = freeSlug(a.title)
     const { id } = insert.get({ slug, title: a.title, description: a.description, body: a.body, author, now: Date.now() })!
     if (a.tagList?.length) setTags(id, a.tagList, false)
-    return slug
+    return json(slug, author)!
   })
   const change = db.transaction((viewer: number, slug: string, c: ArticleChanges): string => {
     const a = mine(slug, viewer)
@@ -117,27 +125,28 @@ export function articleQueries(db: Database, changes: ChangeTracker) {
       now: Date.now(),
     })
     if (c.tagList) setTags(a.id, c.tagList, true)
-    return newSlug
+    return json(newSlug, viewer)!
+  })
+  const favor = db.transaction((user: number, slug: string, on: boolean): string => {
+    const article = find(slug).id
+    ;(on ? favorite : unfavorite).run({ user, article })
+    return json(slug, user)!
   })
   const destroy = db.transaction((viewer: number, slug: string) => void remove.run(mine(slug, viewer).id))
 
   return {
-    /** The article as JSON seen by `viewer` (0 = anonymous), or null. */
-    json(slug: string, viewer: number): string | null {
-      const row = bySlug.get({ slug, viewer })
-      return row && articleJson(articleParts(row), row.favorited === 1, row.following === 1)
-    },
-    /** Returns the new slug. */
+    json,
+    /** Returns the new article as JSON. */
     create: (author: number, a: NewArticle): string => write(() => create.immediate(author, a)),
-    /** Author only (403 otherwise); returns the (possibly new) slug. */
+    /** Author only (403 otherwise); returns the article as JSON (a new title gives a new slug). */
     update: (viewer: number, slug: string, c: ArticleChanges): string => write(() => change.immediate(viewer, slug, c)),
     /** Author only; comments, favorites and tag links go with it (ON DELETE CASCADE). */
     delete: (viewer: number, slug: string): void => write(() => destroy.immediate(viewer, slug)),
-    /** Idempotent; counters move only when a row is really added or removed (triggers). */
-    setFavorite(user: number, slug: string, on: boolean): void {
-      const article = find(slug).id
-      write(() => (on ? favorite : unfavorite).run({ user, article }))
-    },
+    /**
+     * Idempotent; counters move only when a row is really added or removed
+     * (triggers). Returns the article as JSON.
+     */
+    setFavorite: (user: number, slug: string, on: boolean): string => write(() => favor.immediate(user, slug, on)),
   }
 }
 export type ArticleQueries = ReturnType<typeof articleQueries>

@@ -44,8 +44,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
   const favorite =
     (on: boolean) =>
     ({ params, viewer, set }: { params: { slug: string }; viewer: { id: number }; set: { headers: unknown } }) => {
-      articles.setFavorite(viewer.id, params.slug, on)
-      return rawJson(articleJson(params.slug, viewer.id), set)
+      return rawJson(`{"article":${articles.setFavorite(viewer.id, params.slug, on)}}`, set)
     }
   const favoriteHook = (summary: string) => ({
     auth: true as const,
@@ -90,7 +89,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
     })
     .post(
       '/articles',
-      ({ body, viewer, set }) => rawJson(articleJson(articles.create(viewer.id, body.article), viewer.id), set, 201),
+      ({ body, viewer, set }) => rawJson(`{"article":${articles.create(viewer.id, body.article)}}`, set, 201),
       {
         auth: true,
         transform: ({ body }) => normalizeArticleBody(body),
@@ -109,7 +108,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
     .put(
       '/articles/:slug',
       ({ params, body, viewer, set }) =>
-        rawJson(articleJson(articles.update(viewer.id, params.slug, body.article), viewer.id), set),
+        rawJson(`{"article":${articles.update(viewer.id, params.slug, body.article)}}`, set),
       {
         auth: true,
         params: SlugParams,
