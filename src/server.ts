@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { createApp } from './app.ts'
 import type { Config } from './config.ts'
 import { closeDatabase, openDatabase } from './db/database.ts'
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './db/checkpointer.ts'
 import { migrate } from './db/migrate.ts'
 import { securityHeaders } from './http/headers.ts'
 import type { Logger } from './log.ts'
@@ -17,6 +18,8 @@ export interface Running {
 export function serve(config: Config, logger: Logger): Running {
   const db = openDatabase(config.databasePath)
   const applied = migrate(db)
+  db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
+  const checkpointer = startCheckpointer(config.databasePath, logger)
   if (applied.length) logger.info('database migrated', { path: config.databasePath, versions: applied.join(',') })
   const app = createApp({ db, config, logger })
   const server = Bun.serve({
@@ -52,6 +55,7 @@ export function serve(config: Config, logger: Logger): Running {
           logger.warn('in-flight requests did not finish in time; closing them', { graceMs: config.shutdownGraceMs })
           await server.stop(true)
         }
+        await checkpointer.stop()
         closeDatabase(db)
         logger.info('stopped')
       })()

@@ -9,8 +9,8 @@ export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too l
  * Every body is read as JSON, whatever its Content-Type (curl -d sends a form
  * type). An empty body is `null`: bodiless routes accept it, the others
  * answer 422 for the missing wrapper.
- * - The body is read as a stream and dropped as soon as it passes the limit
- *   (bodies without Content-Length are never buffered whole).
+ * - A body without Content-Length is read as a stream and dropped as soon as
+ *   it passes the limit (never buffered whole).
  * - Nesting is capped before parsing: the framework's validation errors walk
  *   a value recursively, and a deep one would exhaust the stack.
  * - Lone surrogates ("\ud800") become U+FFFD, so every stored string is valid
@@ -45,6 +45,12 @@ function revive(key: string, value: unknown): unknown {
 
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array()
+  // With a Content-Length (already checked against the limit before routing)
+  // exactly that many bytes belong to this request: read them in one go.
+  const declared = request.headers.get('content-length')
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= limit) {
+    return new Uint8Array(await request.arrayBuffer())
+  }
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0

@@ -1,0 +1,69 @@
+import type { Logger } from '../log.ts'
+
+/**
+ * WAL checkpoints off the request path. A checkpoint copies committed pages
+ * from the WAL into the database file and fsyncs it (synchronous=NORMAL); run
+ * by the writing connection, every ~80th write paid several milliseconds for
+ * it. Here a worker thread with its own connection runs passive checkpoints
+ * (they never block readers or the writer) every `intervalMs`. The writer's
+ * own auto-checkpoint stays on at a larger size, as a fallback should the
+ * worker stop. Durability is unchanged: a commit is in the WAL before it is
+ * acknowledged, whichever connection later copies it.
+ */
+const WORKER = `
+import { Database } from 'bun:sqlite'
+let db
+let timer
+self.onmessage = (e) => {
+  if (e.data.type === 'start') {
+    db = new Database(e.data.path)
+    db.run('PRAGMA busy_timeout = 1000')
+    const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+    timer = setInterval(() => {
+      try { checkpoint.get() } catch (err) { postMessage({ type: 'error', message: String(err) }) }
+    }, e.data.intervalMs)
+  } else if (e.data.type === 'stop') {
+    clearInterval(timer)
+    db?.close()
+    postMessage({ type: 'stopped' })
+  }
+}
+`
+
+export interface Checkpointer {
+  stop(): Promise<void>
+}
+
+/** The writer connection's own fallback: checkpoint itself only past this many WAL pages. */
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 20_000
+
+export function startCheckpointer(path: string, logger: Logger, intervalMs = 200): Checkpointer {
+  const url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }))
+  const worker = new Worker(url)
+  worker.onmessage = (e: MessageEvent) => {
+    if (e.data?.type === 'error') logger.warn('background checkpoint failed', { error: e.data.message })
+  }
+  worker.onerror = (e) => logger.warn('checkpoint worker failed', { error: String(e.message) })
+  worker.postMessage({ type: 'start', path, intervalMs })
+  // the worker must not keep the process alive on its own
+  worker.unref()
+  return {
+    stop() {
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          worker.terminate()
+          URL.revokeObjectURL(url)
+          resolve()
+        }
+        const timeout = setTimeout(done, 1000)
+        worker.onmessage = (e: MessageEvent) => {
+          if (e.data?.type === 'stopped') {
+            clearTimeout(timeout)
+            done()
+          }
+        }
+        worker.postMessage({ type: 'stop' })
+      })
+    },
+  }
+}
