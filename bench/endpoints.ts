@@ -17,6 +17,9 @@ export const ENDPOINT_NAMES = [
   'feed',
   'article',
   'tags',
+  'list-uncached',
+  'list-auth-uncached',
+  'feed-uncached',
   'create',
   'favorite',
 ] as const
@@ -164,6 +167,13 @@ export function endpoints(f: Fixture): Endpoint[] {
     capture: { method: 'GET', path, headers },
     script: { kind: 'fixed', method: 'GET', path, headers },
   })
+  const uncached = (name: EndpointName, path: string, token: string): Endpoint => ({
+    name,
+    title: `GET ${path}&uncached=<n>${token ? ' (auth)' : ''}`,
+    kind: 'read',
+    capture: { method: 'GET', path, headers: token ? { Authorization: `Token ${token}` } : {} },
+    script: { kind: 'unique', path, token },
+  })
   const tagList = [f.tag, f.secondTag]
   const captureTitle = `Bench capture ${Date.now()} ${Math.floor(Math.random() * 1e9)}`
   return [
@@ -176,6 +186,10 @@ export function endpoints(f: Fixture): Endpoint[] {
     get('feed', '/api/articles/feed', auth),
     get('article', `/api/articles/${encodeURIComponent(f.slug)}`),
     get('tags', '/api/tags'),
+    // the same reads with a response-cache miss on every request
+    uncached('list-uncached', '/api/articles?limit=20', ''),
+    uncached('list-auth-uncached', '/api/articles?limit=20', f.token),
+    uncached('feed-uncached', '/api/articles/feed?limit=20', f.token),
     {
       name: 'create',
       title: 'POST /api/articles (auth, unique titles)',

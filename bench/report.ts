@@ -174,7 +174,8 @@ export function evaluateTargets(sizes: SizeResult[]): Target[] {
       }
     }
     for (const e of at.endpoints) {
-      if (e.kind !== 'read') continue
+      // the issue's p99 target is for its endpoint list; the uncached variants are shown for information
+      if (e.kind !== 'read' || e.name.endsWith('-uncached')) continue
       const p99 = e.server.latencyMs.p99
       targets.push({ name: `${e.name}: p99${where(at)}`, target: `≤ ${P99_MS} ms`, value: `${ms(p99)} ms`, pass: p99 <= P99_MS })
     }

@@ -97,8 +97,31 @@ request = function()
 end
 `
 
+/**
+ * GET of one path made unique per request by an extra query parameter the API
+ * ignores: every request misses the response cache (the article items behind
+ * it may still be cached), which shows the cost of building an answer.
+ * args: path (with a query string), token or '' for anonymous
+ */
+const UNIQUE = `
+local counter = 0
+local path
+local headers = {}
+init = function(args)
+  path = args[1]
+  if args[2] ~= nil and #args[2] > 0 then headers['Authorization'] = 'Token ' .. args[2] end
+  math.randomseed(os.time())
+  counter = math.random(1, 1000000000)
+end
+request = function()
+  counter = counter + 1
+  return wrk.format('GET', path .. '&uncached=' .. counter, headers, nil)
+end
+`
+
 export type WrkScript =
   | { kind: 'fixed'; method: string; path: string; headers: Record<string, string>; body?: string }
+  | { kind: 'unique'; path: string; token: string }
   | { kind: 'create'; token: string; tagList: string[] }
   | { kind: 'favorite'; slugsFile: string; tokens: string[] }
 
@@ -112,6 +135,9 @@ function prepare(dir: string, s: WrkScript, phase: string): { file: string; args
     case 'fixed':
       writeFileSync(file, fixedScript(s.method, s.path, s.headers, s.body) + DONE)
       return { file, args: [] }
+    case 'unique':
+      writeFileSync(file, UNIQUE + DONE)
+      return { file, args: [s.path, s.token] }
     case 'create': {
       writeFileSync(file, CREATE + DONE)
       const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex') + phase
