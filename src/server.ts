@@ -19,7 +19,6 @@ export function serve(config: Config, logger: Logger): Running {
   const db = openDatabase(config.databasePath)
   const applied = migrate(db)
   db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
-  const checkpointer = startCheckpointer(config.databasePath, logger)
   if (applied.length) logger.info('database migrated', { path: config.databasePath, versions: applied.join(',') })
   const app = createApp({ db, config, logger })
   const server = Bun.serve({
@@ -39,6 +38,8 @@ export function serve(config: Config, logger: Logger): Running {
       })
     },
   })
+  // started once serving: its thread and connection are not needed for the first answers
+  const checkpointer = startCheckpointer(config.databasePath, logger, { delayMs: 100 })
   const url = `http://${config.host}:${server.port}`
   logger.info('listening', { url, database: config.databasePath })
 

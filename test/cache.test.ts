@@ -6,6 +6,7 @@ import { defaults } from '../src/config.ts'
 import { changeTracker, VersionedCache } from '../src/db/changes.ts'
 import { openDatabase } from '../src/db/database.ts'
 import { migrate } from '../src/db/migrate.ts'
+import { ResponseCache } from '../src/http/responses.ts'
 import { conduitApp, favorite, registerUsers } from './support/conduit.ts'
 import { createArticle } from './support/fixtures.ts'
 
@@ -118,5 +119,22 @@ describe('VersionedCache', () => {
     const cache = new VersionedCache<number, number>(tracker(), 2)
     for (const k of [1, 2, 3]) cache.get(k, () => k * 10)
     expect([cache.peek(1), cache.peek(2), cache.peek(3)]).toEqual([undefined, 20, 30])
+  })
+})
+
+describe('ResponseCache', () => {
+  test('keeps answers only for URLs whose parameters the route knows', () => {
+    const cache = new ResponseCache(changeTracker(openDatabase(':memory:')))
+    let builds = 0
+    const build = () => `{"n":${++builds}}`
+    const known = new Set(['limit'])
+    const body = (url: string) => new TextDecoder().decode(Buffer.from(cache.body(null, url, known, build)))
+    expect(body('http://l/api/articles?limit=5')).toBe('{"n":1}')
+    expect(body('http://l/api/articles?limit=5')).toBe('{"n":1}') // kept
+    expect(body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":2}')
+    expect(body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":3}') // never kept
+    expect(cache.peek(0, 'http://l/api/articles?limit=5&junk=1')).toBeUndefined()
+    expect(body('http://l/api/articles')).toBe('{"n":4}')
+    expect(body('http://l/api/articles')).toBe('{"n":4}')
   })
 })

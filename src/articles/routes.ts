@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
 import { notFound } from '../errors.ts'
 import { noContent, rawJson } from '../http/respond.ts'
-import type { ResponseCache } from '../http/responses.ts'
+import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import type { ListQueries } from './list.ts'
 import type { ArticleQueries } from './queries.ts'
@@ -19,6 +19,8 @@ import {
 
 const tags = ['Articles']
 const MAX_LIMIT = 100
+const PAGE_PARAMS: ReadonlySet<string> = new Set(['limit', 'offset'])
+const LIST_PARAMS: ReadonlySet<string> = new Set(['tag', 'author', 'favorited', 'limit', 'offset'])
 const asList = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 const page = (q: { limit?: string; offset?: string }) => ({
   limit: Math.min(Number(q.limit ?? 20), MAX_LIMIT),
@@ -59,7 +61,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
       '/articles',
       ({ query, viewer, set, request }) =>
         rawJson(
-          responses.body(viewer, request.url, (id) =>
+          responses.body(viewer, request.url, LIST_PARAMS, (id) =>
             lists.list(
               { tag: asList(query.tag), author: asList(query.author), favorited: asList(query.favorited) },
               page(query),
@@ -81,7 +83,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
         },
       },
     )
-    .get('/articles/feed', ({ query, viewer, set, request }) => rawJson(responses.body(viewer, request.url, (id) => lists.feed(page(query), id)), set), {
+    .get('/articles/feed', ({ query, viewer, set, request }) => rawJson(responses.body(viewer, request.url, PAGE_PARAMS, (id) => lists.feed(page(query), id)), set), {
       auth: true,
       query: FeedQuery,
       response: { 200: ArticleListResponse, 401: errors[401], 422: errors[422] },
@@ -99,7 +101,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
         detail: { summary: 'Create an article', tags, security: tokenAuth },
       },
     )
-    .get('/articles/:slug', ({ params, viewer, set, request }) => rawJson(responses.body(viewer, request.url, (id) => articleJson(params.slug, id)), set), {
+    .get('/articles/:slug', ({ params, viewer, set, request }) => rawJson(responses.body(viewer, request.url, NO_PARAMS, (id) => articleJson(params.slug, id)), set), {
       optionalAuth: true,
       params: SlugParams,
       response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },

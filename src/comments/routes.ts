@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
 import { noContent, rawJson } from '../http/respond.ts'
-import type { ResponseCache } from '../http/responses.ts'
+import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import { SlugParams } from '../articles/schemas.ts'
 import type { CommentQueries } from './queries.ts'
@@ -17,7 +17,7 @@ export function commentRoutes({ comments, tokens, responses }: { comments: Comme
     .get(
       '/articles/:slug/comments',
       ({ params, viewer, set, request }) => {
-        return rawJson(responses.body(viewer, request.url, (id) => `{"comments":${comments.list(params.slug, id)}}`), set)
+        return rawJson(responses.body(viewer, request.url, NO_PARAMS, (id) => `{"comments":${comments.list(params.slug, id)}}`), set)
       },
       {
       optionalAuth: true,

@@ -37,32 +37,46 @@ export interface Checkpointer {
 /** The writer connection's own fallback: checkpoint itself only past this many WAL pages. */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 20_000
 
-export function startCheckpointer(path: string, logger: Logger, intervalMs = 200): Checkpointer {
-  const url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }))
-  const worker = new Worker(url)
-  worker.onmessage = (e: MessageEvent) => {
-    if (e.data?.type === 'error') logger.warn('background checkpoint failed', { error: e.data.message })
-  }
-  worker.onerror = (e) => logger.warn('checkpoint worker failed', { error: String(e.message) })
-  worker.postMessage({ type: 'start', path, intervalMs })
-  // the worker must not keep the process alive on its own
-  worker.unref()
+export function startCheckpointer(
+  path: string,
+  logger: Logger,
+  { intervalMs = 200, delayMs = 0 }: { intervalMs?: number; delayMs?: number } = {},
+): Checkpointer {
+  let url: string | undefined
+  let worker: Worker | undefined
+  // created a moment later: its thread and connection are not needed for the first answers
+  const start = setTimeout(() => {
+    url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }))
+    const w = new Worker(url)
+    w.onmessage = (e: MessageEvent) => {
+      if (e.data?.type === 'error') logger.warn('background checkpoint failed', { error: e.data.message })
+    }
+    w.onerror = (e) => logger.warn('checkpoint worker failed', { error: String(e.message) })
+    w.postMessage({ type: 'start', path, intervalMs })
+    // the worker must not keep the process alive on its own
+    w.unref()
+    worker = w
+  }, delayMs)
+
   return {
     stop() {
+      clearTimeout(start)
+      const w = worker
+      if (!w) return Promise.resolve()
       return new Promise<void>((resolve) => {
         const done = () => {
-          worker.terminate()
-          URL.revokeObjectURL(url)
+          w.terminate()
+          if (url) URL.revokeObjectURL(url)
           resolve()
         }
         const timeout = setTimeout(done, 1000)
-        worker.onmessage = (e: MessageEvent) => {
+        w.onmessage = (e: MessageEvent) => {
           if (e.data?.type === 'stopped') {
             clearTimeout(timeout)
             done()
           }
         }
-        worker.postMessage({ type: 'stop' })
+        w.postMessage({ type: 'stop' })
       })
     },
   }

@@ -51,10 +51,10 @@ export function seedDatabase(db: Database, o: SeedOptions): Record<string, numbe
   const rnd = random(o.seed)
   const log = o.onProgress ?? (() => {})
   const triggers = db.query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").all()
-  const now = Date.now()
-  // spread articles over the last year, oldest first
-  const start = now - 365 * 24 * 3600 * 1000
-  const step = Math.max(1, Math.floor((now - start) / Math.max(1, o.articles)))
+  // spread over 2025, oldest first: fixed times keep a seed's data identical
+  // from run to run (articles created later through the API are newer)
+  const start = Date.UTC(2025, 0, 1)
+  const step = Math.max(1, Math.floor((Date.UTC(2026, 0, 1) - start) / Math.max(1, o.articles)))
 
   const counts: Record<string, number> = {}
   db.transaction(() => {

@@ -12,9 +12,14 @@ export class ResponseCache {
     this.cache = new VersionedCache(changes, maxEntries, maxBytes)
   }
 
-  /** The body for `viewer` (null: anonymous) at `url`, built on a miss. */
-  body(viewer: { id: number } | null, url: string, build: (viewer: number) => string): Uint8Array {
+  /**
+   * The body for `viewer` (null: anonymous) at `url`, built on a miss. Only
+   * URLs whose query names nothing but `params` are kept: parameters the API
+   * ignores would otherwise let anyone fill the cache with copies.
+   */
+  body(viewer: { id: number } | null, url: string, params: ReadonlySet<string>, build: (viewer: number) => string): Uint8Array | string {
     const id = viewer?.id ?? 0
+    if (!onlyParams(url, params)) return build(id)
     return this.cache.get(`${id} ${url}`, () => encoder.encode(build(id)))
   }
 
@@ -25,3 +30,12 @@ export class ResponseCache {
 }
 
 const encoder = new TextEncoder()
+
+export const NO_PARAMS: ReadonlySet<string> = new Set()
+
+function onlyParams(url: string, params: ReadonlySet<string>): boolean {
+  const q = url.indexOf('?')
+  if (q < 0) return true
+  for (const key of new URLSearchParams(url.slice(q + 1)).keys()) if (!params.has(key)) return false
+  return true
+}
