@@ -63,6 +63,8 @@ export interface Target {
   value: string
   /** null: not measured in this run */
   pass: boolean | null
+  /** shown for information, not one of the issue's targets (the uncached variants) */
+  info?: boolean
 }
 
 export interface Results {
@@ -209,6 +211,7 @@ export function evaluateTargets(sizes: SizeResult[]): Target[] {
         target: `≤ ${GROWTH}x`,
         value: `${g.toFixed(2)}x (${ms(e.server.latencyMs.p50)} / ${ms(base.server.latencyMs.p50)} ms)`,
         pass: g <= GROWTH,
+        info: e.name.endsWith('-uncached'),
       })
     }
   }
@@ -234,7 +237,9 @@ export function evaluateTargets(sizes: SizeResult[]): Target[] {
 }
 
 export function targetsTable(targets: Target[]): string {
-  const rows = targets.map((t) => [t.pass === null ? 'n/a' : t.pass ? 'PASS' : 'FAIL', t.name, t.target, t.value])
-  const passed = targets.filter((t) => t.pass).length
-  return `Targets (issue 5; at ${int(TARGET_SIZE)} articles unless stated): ${passed} of ${targets.length} pass\n${table(['', 'target', 'goal', 'measured'], rows, 3)}`
+  const mark = (t: Target) => (t.pass === null ? 'n/a' : t.info ? (t.pass ? 'info' : 'INFO') : t.pass ? 'PASS' : 'FAIL')
+  const rows = targets.map((t) => [mark(t), t.name, t.target, t.value])
+  const counted = targets.filter((t) => !t.info)
+  const passed = counted.filter((t) => t.pass).length
+  return `Targets (issue 5; at ${int(TARGET_SIZE)} articles unless stated): ${passed} of ${counted.length} pass (info/INFO: extra rows, within/over the goal, not counted)\n${table(['', 'target', 'goal', 'measured'], rows, 3)}`
 }
