@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { WrkScript } from './wrk.ts'
+import { mulberry32 } from '../src/random.ts'
 
 export const ENDPOINT_NAMES = [
   'list',
@@ -74,16 +75,9 @@ interface List {
   articlesCount: number
 }
 
-/** mulberry32, for a deterministic shuffle of the favorite slugs */
+/** A deterministic shuffle of the favorite slugs. */
 function shuffle<T>(xs: T[], seed: number): T[] {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const next = mulberry32(seed)
   for (let i = xs.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1))
     ;[xs[i], xs[j]] = [xs[j]!, xs[i]!]

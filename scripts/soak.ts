@@ -29,6 +29,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { mulberry32 } from '../src/random.ts'
 
 const ROOT = resolve(import.meta.dir, '..')
 const HOST = '127.0.0.1'
@@ -64,14 +65,7 @@ const watchdog = setTimeout(() => {
 }, (SECONDS + 120) * 1000)
 
 function rng(seed: number) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const next = mulberry32(seed)
   return { next, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)), pick: <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]! }
 }
 

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { slugify } from '../articles/slug.ts'
+import { mulberry32 } from '../random.ts'
 
 export interface SeedOptions {
   users: number
@@ -19,16 +20,8 @@ export interface SeedOptions {
 
 export const SEED_PASSWORD = 'password123'
 
-/** mulberry32: small, fast, deterministic for a given seed. */
 function random(seed: number) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const next = mulberry32(seed)
   return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]! }
 }
 

@@ -4,6 +4,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ApiResponse, api, installBinary, type Server, startServer, tempDir, useBinary, withTimeout } from '../e2e/support.ts'
 import { storageViolations } from './invariants.ts'
+import { mulberry32 } from '../../src/random.ts'
 
 /**
  * Crash safety of the compiled binary: "an acknowledged write survives a
@@ -33,16 +34,8 @@ const CYCLES = 3
 const WORKERS = 6
 const TAGS = ['dragons', 'training', 'wal', 'sqlite', 'ünïcode', '日本', 'x-y', 'zebra']
 
-/** mulberry32: small, seedable, good enough to pick operations. */
 function rng(seed: number) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const next = mulberry32(seed)
   return {
     next,
     int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
