@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { ChangeTracker } from '../db/changes.ts'
-import { isoTime, profileJson } from '../articles/json.ts'
+import { isoTime, profileJson } from './json.ts'
 import { forbidden, notFound } from '../errors.ts'
 
 const COMMENT_JSON = `json_object('id', c.id, 'createdAt', ${isoTime('c.created_at')}, 'updatedAt', ${isoTime(

@@ -4,7 +4,7 @@
  * anonymous.
  */
 
-const iso = (column: string) =>
+export const isoTime = (column: string) =>
   `strftime('%Y-%m-%dT%H:%M:%S', ${column} / 1000, 'unixepoch') || printf('.%03dZ', ${column} % 1000)`
 
 const bool = (condition: string) => `json(CASE WHEN ${condition} THEN 'true' ELSE 'false' END)`
@@ -14,5 +14,3 @@ export const profileJson = (u: string) =>
   `json_object('username', ${u}.username, 'bio', ${u}.bio, 'image', ${u}.image, 'following', ${bool(
     `EXISTS (SELECT 1 FROM follows WHERE follower_id = :viewer AND followee_id = ${u}.id)`,
   )})`
-
-export const isoTime = iso
