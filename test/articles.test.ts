@@ -68,6 +68,17 @@ describe('POST /api/articles', () => {
     expect(asNull.body.article.tagList).toEqual([])
   })
 
+  test('stores the body exactly as sent: a Markdown code block and a trailing line break survive', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const body = '    indented code\n\nline one  \nline two\n'
+    const res = await post(app, jake.token, { ...valid, body })
+    expect(res.status).toBe(201)
+    expect(res.body.article.body).toBe(body)
+    const read = await app.request('GET', `/api/articles/${res.body.article.slug}`)
+    expect(read.body.article.body).toBe(body)
+  })
+
   test('stores the title trimmed', async () => {
     const app = conduitApp()
     const jake = await registerUser(app)
@@ -418,10 +429,25 @@ describe('PUT /api/articles/:slug', () => {
     expect(res.status).toBe(200)
     expect(res.body.article).toEqual({
       ...before,
-      body: 'New body',
+      body: '  New body  ',
       description: 'New description',
       updatedAt: expect.stringMatching(ISO_MS),
     })
+  })
+
+  test('stores an edited body exactly as sent, and refuses a blank one', async () => {
+    const app = conduitApp()
+    const jake = await registerUser(app)
+    const { slug } = await createArticle(app, jake.token)
+    const markdown = '    const x = 1\n\nends with a line break  '
+    const res = await put(app, jake.token, slug, { body: markdown })
+    expect(res.status).toBe(200)
+    expect(res.body.article.body).toBe(markdown)
+    expect((await app.request('GET', `/api/articles/${slug}`)).body.article.body).toBe(markdown)
+    const blank = await put(app, jake.token, slug, { body: ' \n\t ' })
+    expect(blank.status).toBe(422)
+    expect(blank.body).toEqual({ errors: { body: ["can't be blank"] } })
+    expect((await app.request('GET', `/api/articles/${slug}`)).body.article.body).toBe(markdown)
   })
 
   test('replaces the tag set with the given tagList', async () => {

@@ -38,16 +38,21 @@ describe('POST /api/articles/:slug/comments', () => {
     expect(await list(app, slug)).toEqual([res.body.comment])
   })
 
-  test('stores the body trimmed and accepts 20,000 characters', async () => {
+  test('stores the body exactly as sent (Markdown spaces included) and accepts 20,000 characters', async () => {
     const app = conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
-    const trimmed = await post(app, jake.token, slug, { body: '  spaced  \n' })
-    expect(trimmed.status).toBe(200)
-    expect(trimmed.body.comment.body).toBe('spaced')
-    const longest = await post(app, jake.token, slug, { body: ` ${'c'.repeat(20_000)} ` })
+    const markdown = '    code block\nline break  \n'
+    const exact = await post(app, jake.token, slug, { body: markdown })
+    expect(exact.status).toBe(200)
+    expect(exact.body.comment.body).toBe(markdown)
+    expect((await list(app, slug)).map((c) => c.body)).toEqual([markdown])
+    const longest = await post(app, jake.token, slug, { body: 'c'.repeat(20_000) })
     expect(longest.status).toBe(200)
     expect(longest.body.comment.body).toBe('c'.repeat(20_000))
+    const tooLong = await post(app, jake.token, slug, { body: ` ${'c'.repeat(20_000)}` })
+    expect(tooLong.status).toBe(422)
+    expect(tooLong.body).toEqual({ errors: { body: ['is too long (maximum is 20000 characters)'] } })
   })
 
   test('ignores unknown fields', async () => {

@@ -4,7 +4,10 @@ import { Profile } from '../profiles/schemas.ts'
 
 const Title = text('title', 1, 200, { description: 'trimmed; 1-200 characters' })
 const Description = text('description', 1, 1000, { description: 'trimmed; 1-1,000 characters' })
-const Body = text('article-body', 1, 100_000, { description: 'trimmed; 1-100,000 characters' })
+const Body = text('article-body', 1, 100_000, {
+  notBlank: true,
+  description: 'Markdown, stored exactly as sent; 1-100,000 characters, not blank',
+})
 const TagList = t.Array(text('tag', 1, 40), {
   maxItems: 20,
   description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters. null = no tags',
@@ -63,14 +66,15 @@ export const SlugParams = t.Object({ slug: t.String() })
 type Loose = { article?: Record<string, unknown> }
 
 /**
- * Runs before validation: text fields and tags are trimmed, blank and repeated
+ * Runs before validation: title, description and tags are trimmed, blank and repeated
  * tags dropped (so limits apply to what is stored), and a null tagList is no tags.
  */
 export function normalizeArticleBody(body: unknown): void {
   requireObjectWrapper(body, 'article')
   const a = (body as Loose | null)?.article
   if (!a || typeof a !== 'object') return
-  for (const k of ['title', 'description', 'body'] as const) {
+  // the body is Markdown: its leading and trailing spaces are kept
+  for (const k of ['title', 'description'] as const) {
     if (typeof a[k] === 'string') a[k] = (a[k] as string).trim()
   }
   if (a.tagList === null) a.tagList = []

@@ -3,7 +3,9 @@ import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
 
 export const NewCommentBody = t.Object({
-  comment: t.Object({ body: text('comment-body', 1, 20_000, { description: 'trimmed; 1-20,000 characters' }) }),
+  comment: t.Object({
+    body: text('comment-body', 1, 20_000, { notBlank: true, description: 'stored exactly as sent; 1-20,000 characters, not blank' }),
+  }),
 })
 export const Comment = t.Object({
   id: t.Integer(),
@@ -16,8 +18,7 @@ export const CommentResponse = t.Object({ comment: Comment })
 export const CommentListResponse = t.Object({ comments: t.Array(Comment, { description: 'oldest first' }) })
 export const CommentParams = t.Object({ slug: t.String(), id: t.String({ description: 'the comment id' }) })
 
+/** The body is kept exactly as sent (Markdown); only the wrapper is checked before validation. */
 export function normalizeCommentBody(body: unknown): void {
   requireObjectWrapper(body, 'comment')
-  const c = (body as { comment?: Record<string, unknown> } | null)?.comment
-  if (c && typeof c === 'object' && typeof c.body === 'string') c.body = c.body.trim()
 }

@@ -18,20 +18,30 @@ import { type ErrorMap, unprocessable } from '../errors.ts'
  * strings are a named format that checks both; the limits are kept for the
  * message.
  */
-const charLimits = new Map<string, { min: number; max: number }>()
+const charLimits = new Map<string, { min: number; max: number; notBlank: boolean }>()
 export function codePoints(v: string, stopAfter = Infinity): number {
   let n = 0
   for (const _ of v) if (++n > stopAfter) break
   return n
 }
 
-/** A string of `min`..`max` characters, optionally also `valid`, documented under `format`. */
-export function text(format: string, min: number, max: number, options: { valid?: (v: string) => boolean; description?: string } = {}) {
+/**
+ * A string of `min`..`max` characters, optionally also `valid`, documented
+ * under `format`. `notBlank`: stored exactly as sent (Markdown bodies, where
+ * leading and trailing spaces matter), but blank once trimmed is refused.
+ */
+export function text(
+  format: string,
+  min: number,
+  max: number,
+  options: { valid?: (v: string) => boolean; description?: string; notBlank?: boolean } = {},
+) {
   if (!charLimits.has(format)) {
-    charLimits.set(format, { min, max })
+    const notBlank = options.notBlank ?? false
+    charLimits.set(format, { min, max, notBlank })
     FormatRegistry.Set(format, (v) => {
       const n = codePoints(v, max)
-      return n >= min && n <= max && (options.valid?.(v) ?? true)
+      return n >= min && n <= max && !(notBlank && v.trim() === '') && (options.valid?.(v) ?? true)
     })
   }
   const description = options.description ?? `${min}-${max.toLocaleString('en')} characters`
@@ -69,7 +79,9 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
       const limits = charLimits.get(s.format as string)
       if (limits && typeof e.value === 'string') {
         const n = codePoints(e.value, limits.max)
-        if (n < limits.min) return limits.min === 1 ? "can't be blank" : `is too short (minimum is ${limits.min} characters)`
+        if (n < limits.min || (limits.notBlank && e.value.trim() === '')) {
+          return limits.min === 1 ? "can't be blank" : `is too short (minimum is ${limits.min} characters)`
+        }
         if (n > limits.max) return `is too long (maximum is ${limits.max} characters)`
       }
       return formatMessages[s.format as string] ?? 'is invalid'
