@@ -36,6 +36,9 @@ export function verifyToken(secret: string, token: string, nowSeconds = Date.now
   const expected = createHmac('sha256', secret).update(`${header}.${payload}`).digest()
   const given = Buffer.from(signature, 'base64url')
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+  // base64url decoding ignores the spare bits of the last character: only the
+  // canonical spelling counts, so each token has exactly one valid form
+  if (given.toString('base64url') !== signature) return null
 
   let claims: unknown
   try {

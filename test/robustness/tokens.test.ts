@@ -253,6 +253,18 @@ describe('constant-time signature comparison (unit)', () => {
     expect(spy).toHaveBeenCalledTimes(1)
   })
 
+  test('accepts only the canonical spelling of the signature: the spare bits of its last character must be zero', () => {
+    const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const last = B64.indexOf(s.at(-1)!)
+    // 32 bytes are 43 characters: the last one carries 4 bits and 2 spare ones
+    const variants = [1, 2, 3].map((spare) => `${h}.${p}.${s.slice(0, -1)}${B64[last ^ spare]}`)
+    for (const v of variants) {
+      expect(Buffer.from(v.split('.')[2]!, 'base64url').equals(Buffer.from(s, 'base64url'))).toBe(true)
+      expect(verifyToken(secret, v, claims.iat)).toBeNull()
+    }
+    expect(verifyToken(secret, token, claims.iat)).toEqual(claims)
+  })
+
   test('a signature of the wrong length is rejected before any comparison of secret-dependent bytes', () => {
     spy = spyOn(crypto, 'timingSafeEqual')
     for (const bytes of [Buffer.alloc(0), Buffer.alloc(31, 1), Buffer.alloc(33, 1), Buffer.alloc(64, 1)]) {
