@@ -1,17 +1,16 @@
-import type { Database } from 'bun:sqlite'
 import type { Server } from 'bun'
+import { randomBytes } from 'node:crypto'
 import { Elysia, ValidationError } from 'elysia'
-import { listQueries } from './articles/list.ts'
-import { articleQueries } from './articles/queries.ts'
+import { articleReads } from './articles/reads.ts'
 import { articleRoutes } from './articles/routes.ts'
 import { passwordHasher } from './auth/password.ts'
 import { tokens as createTokens } from './auth/plugin.ts'
-import { signingSecret } from './auth/secret.ts'
-import { loginThrottle } from './auth/throttle.ts'
-import { commentQueries } from './comments/queries.ts'
+import { loginThrottle, registrationThrottle } from './auth/throttle.ts'
+import { createCaches } from './cache/caches.ts'
+import { commentReads } from './comments/reads.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
-import { changeTracker } from './db/changes.ts'
+import { DatabaseUnavailable, type Store } from './db/store.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
@@ -20,40 +19,50 @@ import { ResponseCache } from './http/responses.ts'
 import { securityHeaders } from './http/headers.ts'
 import { validationErrors } from './http/validation.ts'
 import { type Logger, silentLogger } from './log.ts'
-import { profileQueries } from './profiles/queries.ts'
+import { profileReads } from './profiles/reads.ts'
 import { profileRoutes } from './profiles/routes.ts'
-import { tagQueries } from './tags/queries.ts'
 import { tagRoutes } from './tags/routes.ts'
-import { userQueries } from './users/queries.ts'
 import { userRoutes } from './users/routes.ts'
 
 export interface AppOptions {
-  db: Database
+  store: Store
   config: Config
   logger?: Logger
 }
 
 /**
- * Builds the whole service on a migrated database. No listening, no timers, no
+ * Builds the whole service on a migrated store. No listening, no timers, no
  * global state: every test builds its own app on its own database.
  */
-export function createApp({ db, config, logger = silentLogger }: AppOptions) {
-  const changes = changeTracker(db)
-  const responses = new ResponseCache(changes)
-  const users = userQueries(db, changes)
-  const tokens = createTokens(signingSecret(db, config.jwtSecret), config.tokenTtlSeconds, users, changes)
+export async function createApp({ store, config, logger = silentLogger }: AppOptions) {
+  const caches = createCaches(store.changes.versions)
+  const responses = new ResponseCache(caches)
+  const secret = config.jwtSecret ?? (await store.secret(randomBytes(48).toString('base64url')))
+  const tokens = createTokens(secret, config.tokenTtlSeconds, store.users, caches)
   const passwords = passwordHasher(config.passwordHash)
   const corsPolicy = cors(config.corsOrigins)
-  const clientAddress = (request: Request, server: Server<unknown> | null) =>
-    peerAddress(request, server?.requestIP(request)?.address, config.trustProxy)
-  const ready = db.query('SELECT 1')
+  // the peer address of each request, noted where the server hands it over (see respond)
+  const peers = new WeakMap<Request, string>()
+  const clientAddress = (request: Request) => peerAddress(request, peers.get(request), config.trustProxy)
+  let draining = false
+  const profiles = profileReads(store, caches)
+  const articles = articleReads(store, caches, profiles)
 
   const api = new Elysia({ prefix: '/api' })
-    .use(userRoutes({ users, tokens, passwords, loginGuard: loginThrottle(config.loginThrottle), clientAddress }))
-    .use(profileRoutes({ profiles: profileQueries(db, changes), tokens }))
-    .use(articleRoutes({ articles: articleQueries(db, changes), lists: listQueries(db, changes), tokens, responses }))
-    .use(commentRoutes({ comments: commentQueries(db, changes), tokens, responses }))
-    .use(tagRoutes({ tags: tagQueries(db), responses }))
+    .use(
+      userRoutes({
+        users: store.users,
+        tokens,
+        passwords,
+        loginGuard: loginThrottle(config.loginThrottle, store.throttle),
+        registrationGuard: registrationThrottle(config.registrationThrottle, store.throttle),
+        clientAddress,
+      }),
+    )
+    .use(profileRoutes({ profiles: store.profiles, reads: profiles, tokens, responses }))
+    .use(articleRoutes({ articles: store.articles, reads: articles, tokens, responses }))
+    .use(commentRoutes({ comments: store.comments, reads: commentReads(store, caches, articles, profiles), tokens, responses }))
+    .use(tagRoutes({ tags: store.tags, responses }))
 
   /** Every error, ours or the framework's, in the contract's envelope. */
   const toErrorResponse = ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }) => {
@@ -69,6 +78,10 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     }
     if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
     if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
+    if (error instanceof DatabaseUnavailable) {
+      logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
+      return errorResponse(503, { database: ['is unavailable; try again shortly'] }, { ...extra, 'retry-after': '2' })
+    }
     logger.error('unhandled error', { method: request.method, path: pathOf(request.url) }, error)
     return errorResponse(500, { server: ['internal error'] }, extra)
   }
@@ -93,6 +106,12 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     const hit = viewer === undefined ? undefined : responses.peek(viewer, request.url)
     if (hit === undefined) return undefined
     return access.early(request, new Response(hit, { headers: cachedHeaders(request) }), t0)
+  }
+  const unavailable = (request: Request, e: unknown): Response => {
+    if (!(e instanceof DatabaseUnavailable)) throw e
+    logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
+    const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), 'retry-after': '2' }
+    return access.early(request, errorResponse(503, { database: ['is unavailable; try again shortly'] }, headers), undefined)
   }
 
   const app = new Elysia()
@@ -122,14 +141,14 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .get(
       '/ready',
-      ({ set }) => {
-        try {
-          ready.get()
-          return { status: 'ready' }
-        } catch {
+      async ({ set }) => {
+        if (draining) {
           set.status = 503
-          return { status: 'database unavailable' }
+          return { status: 'shutting down' }
         }
+        if (await store.ping()) return { status: 'ready' }
+        set.status = 503
+        return { status: 'database unavailable' }
       },
       { detail: { hide: true } },
     )
@@ -137,10 +156,48 @@ export function createApp({ db, config, logger = silentLogger }: AppOptions) {
     .use(api)
 
   const viaElysia = app.handle
-  /** The entry point: cached answers first, everything else through Elysia. */
-  const respond = (request: Request): Response | Promise<Response> => cachedAnswer(request) ?? viaElysia(request)
+  const answer = (request: Request): Response | Promise<Response> => cachedAnswer(request) ?? viaElysia(request)
+  /**
+   * The entry point: first what other processes and instances changed
+   * (see ChangeFeed.sync), then cached answers, everything else through Elysia.
+   * `server` hands over the peer address (login throttling).
+   */
+  const respond = (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
+    const canonical = canonicalRequest(request)
+    const peer = server?.requestIP(request)?.address
+    if (peer) peers.set(canonical, peer)
+    let synced: void | Promise<void>
+    try {
+      synced = store.changes.sync()
+    } catch (e) {
+      return unavailable(canonical, e)
+    }
+    if (synced) return synced.then(() => answer(canonical), (e) => unavailable(canonical, e))
+    return answer(canonical)
+  }
   app.handle = async (request: Request) => respond(request)
-  return Object.assign(app, { respond })
+  return Object.assign(app, {
+    respond,
+    caches,
+    /** From now on /ready answers 503: load balancers stop sending new requests before the server stops. */
+    drain() {
+      draining = true
+    },
+  })
+}
+
+/**
+ * The router finds the path after the 11th character of the URL (past
+ * `http://` and a 4-character host); a shorter Host header (`Host: a`)
+ * would make it route one path while the log and the security headers see
+ * another. Such a request is answered for the path it names, under a
+ * canonical host.
+ */
+function canonicalRequest(request: Request): Request {
+  const url = request.url
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start >= 11) return request
+  return new Request(`http://localhost${start < 0 ? '/' : url.slice(start)}`, request)
 }
 
 const PARAM_RESOURCES: Record<string, string> = { slug: 'article', username: 'profile', id: 'comment' }
@@ -201,4 +258,4 @@ function peerAddress(request: Request, socket: string | undefined, trustProxy: b
   return socket ?? 'unknown'
 }
 
-export type App = ReturnType<typeof createApp>
+export type App = Awaited<ReturnType<typeof createApp>>

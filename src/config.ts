@@ -10,7 +10,12 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 export interface Config {
   port: number
   host: string
+  /** the SQLite file (when no PostgreSQL URL is given) */
   databasePath: string
+  /** a postgres:// or postgresql:// URL: PostgreSQL instead of the SQLite file */
+  databaseUrl: string | undefined
+  /** PostgreSQL connections per process */
+  databasePoolMax: number
   /** HS256 signing secret; when undefined one is generated and kept in the database. */
   jwtSecret: string | undefined
   tokenTtlSeconds: number
@@ -31,6 +36,12 @@ export interface Config {
     perAccount: number
     windowSeconds: number
   }
+  registrationThrottle: {
+    enabled: boolean
+    /** registrations per client address within the window before 429 */
+    perAddress: number
+    windowSeconds: number
+  }
   requestTimeoutSeconds: number
   shutdownGraceMs: number
 }
@@ -41,6 +52,8 @@ export const defaults: Config = {
   port: 3000,
   host: '0.0.0.0',
   databasePath: './conduit.db',
+  databaseUrl: undefined,
+  databasePoolMax: 10,
   jwtSecret: undefined,
   tokenTtlSeconds: 30 * 24 * 3600,
   corsOrigins: '*',
@@ -50,6 +63,7 @@ export const defaults: Config = {
   trustProxy: false,
   passwordHash: { memoryCost: 19456, timeCost: 2 },
   loginThrottle: { enabled: true, perPair: 10, perAccount: 100, windowSeconds: 15 * 60 },
+  registrationThrottle: { enabled: true, perAddress: 20, windowSeconds: 60 * 60 },
   requestTimeoutSeconds: 30,
   shutdownGraceMs: 4000,
 }
@@ -80,7 +94,9 @@ function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[
 export const environment = {
   PORT: 'port to listen on (default 3000)',
   HOST: 'address to bind (default 0.0.0.0)',
+  DATABASE_URL: 'postgres://user:pass@host:port/db selects PostgreSQL; anything else is a SQLite file path',
   DATABASE_PATH: 'SQLite database file (default ./conduit.db)',
+  DATABASE_POOL_MAX: 'PostgreSQL connections per process (default 10)',
   JWT_SECRET: 'token signing secret, at least 32 characters (default: generated and kept in the database)',
   JWT_TTL_SECONDS: 'token lifetime in seconds (default 2592000 = 30 days)',
   CORS_ORIGINS: 'comma-separated allowed origins, or * (default *)',
@@ -92,6 +108,9 @@ export const environment = {
   LOGIN_THROTTLE_PER_PAIR: 'failures per account and address before 429 (default 10)',
   LOGIN_THROTTLE_PER_ACCOUNT: 'failures per account from all addresses before 429 (default 100)',
   LOGIN_THROTTLE_WINDOW_SECONDS: 'window of the login throttle (default 900)',
+  REGISTRATION_THROTTLE: 'throttle registrations per client address (default true)',
+  REGISTRATION_THROTTLE_PER_ADDRESS: 'registrations per address in the window before 429 (default 20)',
+  REGISTRATION_THROTTLE_WINDOW_SECONDS: 'window of the registration throttle (default 3600)',
   REQUEST_TIMEOUT_SECONDS: 'idle timeout of a request (default 30)',
 } as const
 
@@ -105,6 +124,8 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('PORT'))) c.port = integer('PORT', s, 0, 65535)
   if ((s = v('HOST'))) c.host = s
   if ((s = v('DATABASE_PATH'))) c.databasePath = s
+  if ((s = v('DATABASE_URL'))) setDatabase(c, s)
+  if ((s = v('DATABASE_POOL_MAX'))) c.databasePoolMax = integer('DATABASE_POOL_MAX', s, 1, 1000)
   if ((s = v('JWT_SECRET'))) {
     if (s.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters')
     c.jwtSecret = s
@@ -123,6 +144,37 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('LOGIN_THROTTLE_PER_ACCOUNT'))) c.loginThrottle.perAccount = integer('LOGIN_THROTTLE_PER_ACCOUNT', s, 1, 1e6)
   if ((s = v('LOGIN_THROTTLE_WINDOW_SECONDS')))
     c.loginThrottle.windowSeconds = integer('LOGIN_THROTTLE_WINDOW_SECONDS', s, 1, 7 * 24 * 3600)
+  if ((s = v('REGISTRATION_THROTTLE'))) c.registrationThrottle.enabled = boolean('REGISTRATION_THROTTLE', s)
+  if ((s = v('REGISTRATION_THROTTLE_PER_ADDRESS')))
+    c.registrationThrottle.perAddress = integer('REGISTRATION_THROTTLE_PER_ADDRESS', s, 1, 1e6)
+  if ((s = v('REGISTRATION_THROTTLE_WINDOW_SECONDS')))
+    c.registrationThrottle.windowSeconds = integer('REGISTRATION_THROTTLE_WINDOW_SECONDS', s, 1, 7 * 24 * 3600)
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
+}
+
+/** `postgres://` or `postgresql://` selects PostgreSQL; anything else is a SQLite file path. */
+export function setDatabase(c: Config, value: string): void {
+  if (/^postgres(ql)?:\/\//i.test(value)) {
+    try {
+      new URL(value)
+    } catch {
+      throw new ConfigError('the PostgreSQL URL is not a valid URL (postgres://user:password@host:port/database)')
+    }
+    c.databaseUrl = value
+  } else {
+    c.databaseUrl = undefined
+    c.databasePath = value
+  }
+}
+
+/** A database URL without its password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'postgres://(unparsable URL)'
+  }
 }

@@ -31,10 +31,3 @@ export function errorResponse(status: number, errors: ErrorMap, headers: Record<
     headers: { 'content-type': JSON_CONTENT_TYPE, ...headers },
   })
 }
-
-/** SQLite reports constraint violations with a code; the database, not the code, enforces uniqueness. */
-export function isUniqueViolation(e: unknown, column?: string): boolean {
-  const err = e as { code?: string; message?: string }
-  if (err?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && err?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return false
-  return column === undefined || (err.message ?? '').includes(column)
-}

@@ -3,9 +3,11 @@ import { parseArgs } from 'node:util'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { version } from '../package.json'
-import { type Config, ConfigError, environment, integer, loadConfig } from './config.ts'
-import { closeDatabase, openDatabase } from './db/database.ts'
-import { MigrationError, migrate, schemaVersion } from './db/migrate.ts'
+import { type Config, ConfigError, environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
+import { MigrationError } from './db/migration-error.ts'
+import { openStore } from './db/open.ts'
+import { closeDatabase, openDatabase } from './db/sqlite/open.ts'
+import { migrate } from './db/sqlite/migrate.ts'
 import { createLogger } from './log.ts'
 import { SEED_PASSWORD, seedDatabase } from './db/seed.ts'
 import { serve } from './server.ts'
@@ -59,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig()
   if (values.port !== undefined) config.port = integer('--port', values.port, 0, 65535)
   if (values.host !== undefined) config.host = values.host
-  if (values.db !== undefined) config.databasePath = values.db
+  if (values.db !== undefined) setDatabase(config, values.db)
   const expectArgs = (n: number, usage: string) => {
     if (rest.length !== n) throw new UsageError(`usage: conduit ${usage}`)
   }
@@ -69,17 +71,17 @@ async function main(argv: string[]): Promise<number> {
       expectArgs(0, 'serve [--port N] [--host ADDR] [--db FILE]')
       return runServer(config)
     case 'migrate': {
-      expectArgs(0, 'migrate [--db FILE]')
-      const db = openDatabase(config.databasePath)
+      expectArgs(0, 'migrate [--db FILE|URL]')
+      const { store, applied } = await openStore(config)
       try {
-        const applied = migrate(db)
+        const version = await store.schemaVersion()
         console.log(
           applied.length
-            ? `applied migrations ${applied.join(', ')}; schema version ${schemaVersion(db)}`
-            : `up to date at schema version ${schemaVersion(db)}`,
+            ? `applied migrations ${applied.join(', ')}; schema version ${version}`
+            : `up to date at schema version ${version}`,
         )
       } finally {
-        closeDatabase(db)
+        await store.close()
       }
       return 0
     }
@@ -108,7 +110,7 @@ function print(text: string): number {
 
 async function runServer(config: Config): Promise<number> {
   const logger = createLogger(config.logFormat, config.logLevel)
-  const running = serve(config, logger)
+  const running = await serve(config, logger)
   const stop = (signal: string) => {
     running.shutdown(signal).then(
       () => process.exit(0),
@@ -125,6 +127,11 @@ async function runServer(config: Config): Promise<number> {
 
 /** VACUUM INTO: a consistent snapshot of the live database, taken while it serves. */
 function backup(config: Config, target: string): number {
+  if (config.databaseUrl) {
+    throw new UsageError(
+      `backup: the database is PostgreSQL (${redactUrl(config.databaseUrl)}); back it up with pg_dump, e.g. pg_dump -Fc -f conduit.dump "$DATABASE_URL"`,
+    )
+  }
   const file = resolve(target)
   if (existsSync(file)) throw new UsageError(`backup: ${file} already exists; choose a new file name`)
   if (!existsSync(config.databasePath)) throw new UsageError(`backup: no database at ${config.databasePath}`)
@@ -139,6 +146,7 @@ function backup(config: Config, target: string): number {
 }
 
 async function seed(config: Config, o: { users: number; articles: number; seed: number }): Promise<number> {
+  if (config.databaseUrl) throw new UsageError('seed: PostgreSQL is not supported yet')
   const db = openDatabase(config.databasePath)
   try {
     migrate(db)

@@ -1,26 +1,30 @@
-import type { Database } from 'bun:sqlite'
-import { createApp } from './app.ts'
+import { type App, createApp } from './app.ts'
 import type { Config } from './config.ts'
-import { closeDatabase, openDatabase } from './db/database.ts'
-import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './db/checkpointer.ts'
-import { migrate } from './db/migrate.ts'
+import { openStore } from './db/open.ts'
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './db/sqlite/checkpointer.ts'
+import type { SqliteStore } from './db/sqlite/store.ts'
+import type { Store } from './db/store.ts'
+import { errorResponse } from './errors.ts'
 import { securityHeaders } from './http/headers.ts'
 import type { Logger } from './log.ts'
 
 export interface Running {
   url: string
-  db: Database
-  /** Stops accepting, lets in-flight requests finish (bounded), closes the database. */
+  store: Store
+  app: App
+  /** Marks the service not ready, stops accepting, lets in-flight requests finish (bounded), closes the database. */
   shutdown(reason: string): Promise<void>
 }
 
-/** Opens and migrates the database, then serves the app on the configured address. */
-export function serve(config: Config, logger: Logger): Running {
-  const db = openDatabase(config.databasePath)
-  const applied = migrate(db)
-  db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
-  if (applied.length) logger.info('database migrated', { path: config.databasePath, versions: applied.join(',') })
-  const app = createApp({ db, config, logger })
+const MAINTENANCE_MS = 60_000
+
+/**
+ * Binds the configured address first (a taken port fails before anything
+ * else happens, and leaves no database file behind), answering 503 until the
+ * database is open and migrated; then serves the app.
+ */
+export async function serve(config: Config, logger: Logger): Promise<Running> {
+  let app: App | undefined
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -29,38 +33,60 @@ export function serve(config: Config, logger: Logger): Running {
     // answers with the envelope, so Bun's own limit is set far above it.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: config.requestTimeoutSeconds,
-    fetch: (request) => app.respond(request),
+    fetch: (request, server) =>
+      app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1' }),
     error(error) {
       logger.error('server error', {}, error)
-      return new Response('{"errors":{"server":["internal error"]}}', {
-        status: 500,
-        headers: { ...securityHeaders('/'), 'content-type': 'application/json; charset=utf-8' },
-      })
+      return errorResponse(500, { server: ['internal error'] }, securityHeaders('/'))
     },
   })
-  // started once serving: its thread and connection are not needed for the first answers
-  const checkpointer = startCheckpointer(config.databasePath, logger, { delayMs: 100 })
+  let store: Store
+  try {
+    const opened = await openStore(config)
+    store = opened.store
+    if (opened.applied.length) logger.info('database migrated', { database: store.location, versions: opened.applied.join(',') })
+    app = await createApp({ store, config, logger })
+  } catch (e) {
+    await server.stop(true)
+    throw e
+  }
+  const checkpointer = store.backend === 'sqlite' ? sqliteCheckpointer(store as SqliteStore, config, logger) : undefined
+  const maintenance = setInterval(() => {
+    store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
+  }, MAINTENANCE_MS)
+  maintenance.unref()
+
   const url = `http://${config.host}:${server.port}`
-  logger.info('listening', { url, database: config.databasePath })
+  logger.info('listening', { url, database: store.location })
 
   let stopping: Promise<void> | undefined
   return {
     url,
-    db,
+    store,
+    app,
     shutdown(reason) {
       stopping ??= (async () => {
         logger.info('shutting down', { reason })
+        app!.drain()
+        clearInterval(maintenance)
         const drained = server.stop(false).then(() => true)
         const timedOut = Bun.sleep(config.shutdownGraceMs).then(() => false)
         if (!(await Promise.race([drained, timedOut]))) {
           logger.warn('in-flight requests did not finish in time; closing them', { graceMs: config.shutdownGraceMs })
           await server.stop(true)
         }
-        await checkpointer.stop()
-        closeDatabase(db)
+        await checkpointer?.stop()
+        await store.close()
         logger.info('stopped')
       })()
       return stopping
     },
   }
+}
+
+/** WAL checkpoints in a background worker; the writer's own auto-checkpoint stays as a fallback. */
+function sqliteCheckpointer(store: SqliteStore, config: Config, logger: Logger) {
+  store.db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
+  // started once serving: its thread and connection are not needed for the first answers
+  return startCheckpointer(config.databasePath, logger, { delayMs: 100 })
 }

@@ -1,23 +1,21 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../src/app.ts'
-import { defaults } from '../src/config.ts'
-import { openDatabase } from '../src/db/database.ts'
-import { migrate } from '../src/db/migrate.ts'
 import { createLogger } from '../src/log.ts'
+import { testConfig } from './support/app.ts'
+import { testDatabase } from './support/backend.ts'
 
-function appWithLog(level: 'info' | 'warn') {
-  const db = openDatabase(':memory:')
-  migrate(db)
+async function appWithLog(level: 'info' | 'warn') {
+  const { store } = await testDatabase()
   const lines: Record<string, unknown>[] = []
   const logger = createLogger('json', level, (l) => lines.push(JSON.parse(l)))
-  const app = createApp({ db, config: { ...defaults }, logger })
+  const app = await createApp({ store, config: testConfig(), logger })
   const send = (method: string, path: string) => app.handle(new Request(`http://localhost${path}`, { method }))
   return { lines, send }
 }
 
 describe('the access log', () => {
   test('logs every request once, also answers served from the cache and preflights', async () => {
-    const { lines, send } = appWithLog('info')
+    const { lines, send } = await appWithLog('info')
     expect((await send('GET', '/api/tags')).status).toBe(200)
     expect((await send('GET', '/api/tags')).status).toBe(200) // from the cache
     expect((await send('OPTIONS', '/api/articles')).status).toBe(204)
@@ -36,7 +34,7 @@ describe('the access log', () => {
   })
 
   test('writes no request lines above the info level', async () => {
-    const { lines, send } = appWithLog('warn')
+    const { lines, send } = await appWithLog('warn')
     await send('GET', '/api/tags')
     await send('GET', '/api/tags')
     await Bun.sleep(20)

@@ -11,7 +11,7 @@ const distinctTags = (n: number, length = 3) => Array.from({ length: n }, (_, i)
 
 describe('POST /api/articles', () => {
   test('creates an article and answers 201 with the whole article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const before = Date.now()
     const res = await post(app, jake.token, {
@@ -46,7 +46,7 @@ describe('POST /api/articles', () => {
   })
 
   test('trims tags, drops blank and repeated ones and sorts them in code-point order', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await post(app, jake.token, {
       ...valid,
@@ -58,7 +58,7 @@ describe('POST /api/articles', () => {
   })
 
   test('treats a missing or null tagList as no tags', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const missing = await post(app, jake.token, valid)
     const asNull = await post(app, jake.token, { ...valid, tagList: null })
@@ -69,7 +69,7 @@ describe('POST /api/articles', () => {
   })
 
   test('stores the body exactly as sent: a Markdown code block and a trailing line break survive', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const body = '    indented code\n\nline one  \nline two\n'
     const res = await post(app, jake.token, { ...valid, body })
@@ -79,8 +79,24 @@ describe('POST /api/articles', () => {
     expect(read.body.article.body).toBe(body)
   })
 
+  test('refuses U+0000 in any stored text with a 422 naming the field, on every backend', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    for (const field of ['title', 'description', 'body'] as const) {
+      const res = await post(app, jake.token, { ...valid, [field]: 'nul \u0000 inside' })
+      expect(res.status).toBe(422)
+      expect(res.body).toEqual({ errors: { [field]: ['must not contain the NUL character'] } })
+    }
+    const tagged = await post(app, jake.token, { ...valid, tagList: ['a\u0000b'] })
+    expect(tagged.body).toEqual({ errors: { tagList: ['must not contain the NUL character'] } })
+    expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(0)
+    // and a lookup by a name with U+0000 finds nothing, without an error
+    expect((await app.request('GET', '/api/articles/a%00b')).status).toBe(404)
+    expect((await app.request('GET', '/api/articles?tag=a%00b')).body).toEqual({ articles: [], articlesCount: 0 })
+  })
+
   test('stores the title trimmed', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await post(app, jake.token, { ...valid, title: '  Spaced out  ' })
     expect(res.status).toBe(201)
@@ -89,7 +105,7 @@ describe('POST /api/articles', () => {
   })
 
   test('ignores fields a client may not set', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const before = Date.now()
     const res = await app.request('POST', '/api/articles', {
@@ -113,7 +129,7 @@ describe('POST /api/articles', () => {
   })
 
   test('accepts every field at its longest allowed length and 20 tags of 40 characters', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const tagList = distinctTags(20, 40)
     const res = await post(app, jake.token, {
@@ -130,7 +146,7 @@ describe('POST /api/articles', () => {
   })
 
   test('applies the limits after trimming, removing duplicates and dropping blank tags', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const tags = distinctTags(20)
     const res = await post(app, jake.token, {
@@ -146,7 +162,7 @@ describe('POST /api/articles', () => {
   })
 
   test('counts characters, not UTF-16 code units, in the title limit', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     // U+20000 is one character (a CJK ideograph) but two UTF-16 code units
     const res = await post(app, jake.token, { ...valid, title: '\u{20000}'.repeat(200) })
@@ -155,7 +171,7 @@ describe('POST /api/articles', () => {
   })
 
   test('counts characters, not UTF-16 code units, in the tag limit', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await post(app, jake.token, { ...valid, tagList: ['\u{20000}'.repeat(40)] })
     expect(res.status).toBe(201)
@@ -163,14 +179,14 @@ describe('POST /api/articles', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await app.request('POST', '/api/articles', { body: { article: valid } })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is missing'] } })
   })
 
   test('answers 401 for an invalid token before looking at the body', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await app.request('POST', '/api/articles', { token: 'not.a.jwt', body: { article: {} } })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is invalid'] } })
@@ -178,7 +194,7 @@ describe('POST /api/articles', () => {
 
   describe('validation', () => {
     test('reports every failing field at once', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, {
         title: '   ',
@@ -199,7 +215,7 @@ describe('POST /api/articles', () => {
     })
 
     test('reports all three required fields when they are missing', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, {})
       expect(res.status).toBe(422)
@@ -207,7 +223,7 @@ describe('POST /api/articles', () => {
     })
 
     test.each(['title', 'description', 'body'])('answers 422 for a blank %s', async (field) => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       for (const blank of ['', '  \n\t ']) {
         const res = await post(app, jake.token, { ...valid, [field]: blank })
@@ -221,7 +237,7 @@ describe('POST /api/articles', () => {
       ['description', 1001],
       ['body', 100_001],
     ] as const)('answers 422 for a %s of %i characters', async (field, length) => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, { ...valid, [field]: 'x'.repeat(length) })
       expect(res.status).toBe(422)
@@ -229,7 +245,7 @@ describe('POST /api/articles', () => {
     })
 
     test('answers 422 for more than 20 distinct tags', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, { ...valid, tagList: distinctTags(21) })
       expect(res.status).toBe(422)
@@ -237,7 +253,7 @@ describe('POST /api/articles', () => {
     })
 
     test('answers 422 for a tag longer than 40 characters once trimmed', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, { ...valid, tagList: ['fine', ` ${'x'.repeat(41)} `] })
       expect(res.status).toBe(422)
@@ -255,7 +271,7 @@ describe('POST /api/articles', () => {
       ['tagList', 'a list with a number', ['ok', 7]],
       ['tagList', 'a list with null', [null]],
     ])('answers 422 when %s is %s', async (field, _, value) => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, { ...valid, [field]: value })
       expect(res.status).toBe(422)
@@ -264,7 +280,7 @@ describe('POST /api/articles', () => {
     })
 
     test('reports every field of the wrong type at once', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, { title: 1, description: false, body: [], tagList: 'x' })
       expect(res.status).toBe(422)
@@ -272,7 +288,7 @@ describe('POST /api/articles', () => {
     })
 
     test('answers 422 when the article wrapper is missing', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await app.request('POST', '/api/articles', { token: jake.token, body: {} })
       expect(res.status).toBe(422)
@@ -283,7 +299,7 @@ describe('POST /api/articles', () => {
       ['unwrapped', valid],
       ['under a misspelt wrapper', { articles: valid }],
     ])('names only the missing wrapper when the fields are sent %s', async (_, body) => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       // the fields beside the missing wrapper are unknown extra fields: ignored, not reported as invalid
       const res = await app.request('POST', '/api/articles', { token: jake.token, body })
@@ -297,7 +313,7 @@ describe('POST /api/articles', () => {
       ['an array', [valid]],
       ['null', null],
     ])('answers 422 naming the article wrapper when it is %s', async (_, article) => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await post(app, jake.token, article)
       expect(res.status).toBe(422)
@@ -306,7 +322,7 @@ describe('POST /api/articles', () => {
     })
 
     test('answers 422 for an empty body or a JSON value that is not an object', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       for (const body of ['', 'null', '[]', '5', '"article"']) {
         const res = await app.request('POST', '/api/articles', { token: jake.token, body })
@@ -317,7 +333,7 @@ describe('POST /api/articles', () => {
     })
 
     test('answers 400 for malformed JSON', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const res = await app.request('POST', '/api/articles', { token: jake.token, body: '{"article": {"title": "x",' })
       expect(res.status).toBe(400)
@@ -329,7 +345,7 @@ describe('POST /api/articles', () => {
 
 describe('GET /api/articles/:slug', () => {
   test('returns the article to an anonymous caller', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await createArticle(app, jake.token, { title: 'Readable', tagList: ['b', 'a'] })
     const res = await app.request('GET', '/api/articles/readable')
@@ -339,7 +355,7 @@ describe('GET /api/articles/:slug', () => {
   })
 
   test('shows favorited and author.following from the caller’s view', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     await follow(app, jane!.token, jake!.username)
@@ -357,14 +373,14 @@ describe('GET /api/articles/:slug', () => {
   })
 
   test('returns 404 for an unknown slug', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await app.request('GET', '/api/articles/no-such-article')
     expect(res.status).toBe(404)
     expect(res.body).toEqual({ errors: { article: ['not found'] } })
   })
 
   test('matches the slug exactly', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { title: 'Exact match' })
     expect((await app.request('GET', '/api/articles/exact-match')).status).toBe(200)
@@ -376,7 +392,7 @@ describe('GET /api/articles/:slug', () => {
   })
 
   test('finds a slug in another script through its percent-encoded path', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await createArticle(app, jake.token, { title: '日本語の記事' })
     expect(created.slug).toBe('日本語の記事')
@@ -386,7 +402,7 @@ describe('GET /api/articles/:slug', () => {
   })
 
   test('answers 401 for an invalid token although the route is public', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('GET', `/api/articles/${slug}`, { token: `${jake.token}x` })
@@ -397,7 +413,7 @@ describe('GET /api/articles/:slug', () => {
 
 describe('PUT /api/articles/:slug', () => {
   test('lets the author retitle an article: new slug, old slug 404, updatedAt moves', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const before = await createArticle(app, jake.token, { title: 'First draft', tagList: ['x'] })
 
@@ -422,7 +438,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('changes only the fields it is given', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const before = await createArticle(app, jake.token, { title: 'Stable', tagList: ['keep'] })
     const res = await put(app, jake.token, before.slug, { body: '  New body  ', description: 'New description' })
@@ -436,7 +452,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('stores an edited body exactly as sent, and refuses a blank one', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const markdown = '    const x = 1\n\nends with a line break  '
@@ -451,7 +467,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('replaces the tag set with the given tagList', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { tagList: ['a', 'b'] })
     const res = await put(app, jake.token, slug, { tagList: [' c ', 'b', 'c', ''] })
@@ -461,7 +477,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('clears the tags with an empty tagList', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { tagList: ['a', 'b'] })
     const res = await put(app, jake.token, slug, { tagList: [] })
@@ -470,7 +486,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('moves updatedAt on every update, even one that changes nothing', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await createArticle(app, jake.token)
     let last = created.updatedAt
@@ -484,7 +500,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('keeps the slug when the new title gives the same slug', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { title: 'Hello world' })
     const res = await put(app, jake.token, slug, { title: 'HELLO, World!' })
@@ -494,7 +510,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('shows the change to a reader who read the article before', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token, { body: 'Old body', tagList: ['old'] })
     for (const token of [undefined, jane!.token]) {
@@ -508,7 +524,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('gives the next free slug when the new title’s slug is taken', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { title: 'Hello' })
     const other = await createArticle(app, jake.token, { title: 'World' })
@@ -520,7 +536,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('derives the new slug from the new title even when the old slug ended in a number', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { title: 'Release 2' })
     expect(slug).toBe('release-2')
@@ -531,7 +547,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('answers 403 to another user and leaves the article unchanged', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const created = await createArticle(app, jake!.token, { title: 'Mine' })
     const res = await put(app, jane!.token, created.slug, { title: 'Stolen', body: 'Overwritten' })
@@ -542,7 +558,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await createArticle(app, jake.token)
     const res = await app.request('PUT', `/api/articles/${created.slug}`, { body: { article: { title: 'x' } } })
@@ -552,7 +568,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('answers 404 for an unknown slug', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await put(app, jake.token, 'no-such-article', { title: 'x' })
     expect(res.status).toBe(404)
@@ -560,7 +576,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('reports every failing field at once and changes nothing', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await createArticle(app, jake.token)
     const res = await put(app, jake.token, created.slug, {
@@ -576,7 +592,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('answers 422 for a tag longer than 40 characters or a title over 200', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await put(app, jake.token, slug, { title: 'x'.repeat(201), tagList: ['y'.repeat(41)] })
@@ -587,7 +603,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('answers 422 without the article wrapper', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('PUT', `/api/articles/${slug}`, { token: jake.token, body: { title: 'Unwrapped' } })
@@ -596,7 +612,7 @@ describe('PUT /api/articles/:slug', () => {
   })
 
   test('answers 400 for malformed JSON', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('PUT', `/api/articles/${slug}`, { token: jake.token, body: '{"article":' })
@@ -607,7 +623,7 @@ describe('PUT /api/articles/:slug', () => {
 
 describe('DELETE /api/articles/:slug', () => {
   test('lets the author delete an article: 204 with an empty body, then 404', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(200)
@@ -622,7 +638,7 @@ describe('DELETE /api/articles/:slug', () => {
   })
 
   test('deletes the article’s comments, favorites and tag links, and nothing else', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const doomed = await createArticle(app, jake!.token, { title: 'Doomed', tagList: ['only-here', 'shared'] })
     const kept = await createArticle(app, jake!.token, { title: 'Kept', tagList: ['shared'] })
@@ -630,9 +646,9 @@ describe('DELETE /api/articles/:slug', () => {
       await addComment(app, jane!.token, a.slug)
       await favorite(app, jane!.token, a.slug)
     }
-    const row = (slug: string) => app.db.query<{ id: number }, [string]>('SELECT id FROM articles WHERE slug = ?').get(slug)!.id
-    const doomedId = row(doomed.slug)
-    const keptId = row(kept.slug)
+    const row = async (slug: string) => (await app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', slug))!.id
+    const doomedId = await row(doomed.slug)
+    const keptId = await row(kept.slug)
 
     const res = await app.request('DELETE', `/api/articles/${doomed.slug}`, { token: jake!.token })
     expect(res.status).toBe(204)
@@ -649,17 +665,16 @@ describe('DELETE /api/articles/:slug', () => {
     expect((await app.request('GET', `/api/articles/${kept.slug}/comments`)).body.comments).toHaveLength(1)
 
     // in the database
-    const count = (table: string, id: number) =>
-      app.db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM ${table} WHERE article_id = ?`).get(id)!.n
+    const count = (table: string, id: number) => app.db.count(`SELECT count(*) FROM ${table} WHERE article_id = ?`, id)
     for (const table of ['comments', 'favorites', 'article_tags']) {
-      expect({ table, rows: count(table, doomedId) }).toEqual({ table, rows: 0 })
-      expect({ table, rows: count(table, keptId) }).toEqual({ table, rows: 1 })
+      expect({ table, rows: await count(table, doomedId) }).toEqual({ table, rows: 0 })
+      expect({ table, rows: await count(table, keptId) }).toEqual({ table, rows: 1 })
     }
-    expect(app.db.query('SELECT count(*) AS n FROM articles WHERE id = ?').get(doomedId)).toEqual({ n: 0 })
+    expect(await app.db.count('SELECT count(*) FROM articles WHERE id = ?', doomedId)).toBe(0)
   })
 
   test('answers 403 to another user and keeps the article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const created = await createArticle(app, jake!.token)
     const res = await app.request('DELETE', `/api/articles/${created.slug}`, { token: jane!.token })
@@ -669,7 +684,7 @@ describe('DELETE /api/articles/:slug', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('DELETE', `/api/articles/${slug}`)
@@ -679,7 +694,7 @@ describe('DELETE /api/articles/:slug', () => {
   })
 
   test('answers 404 for an unknown slug', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await app.request('DELETE', '/api/articles/no-such-article', { token: jake.token })
     expect(res.status).toBe(404)

@@ -14,8 +14,8 @@ function forge(header: unknown, payload: unknown, secret: string, signature?: st
   return `${input}.${signature ?? hmac(secret, input)}`
 }
 
-const secretOf = (app: TestApp) =>
-  (app.db.query("SELECT value FROM settings WHERE key = 'jwt_secret'").get() as { value: string }).value
+const secretOf = async (app: TestApp) =>
+  (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
 
 const decode = (token: string) => {
   const [header, payload] = token.split('.') as [string, string]
@@ -33,7 +33,7 @@ const missing = { errors: { token: ['is missing'] } }
 
 describe('authentication schemes', () => {
   test('accepts "Authorization: Token <jwt>"', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('GET', '/api/user', { headers: { authorization: `Token ${user.token}` } })
     expect(res.status).toBe(200)
@@ -41,7 +41,7 @@ describe('authentication schemes', () => {
   })
 
   test('accepts "Authorization: Bearer <jwt>"', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('GET', '/api/user', { headers: { authorization: `Bearer ${user.token}` } })
     expect(res.status).toBe(200)
@@ -49,7 +49,7 @@ describe('authentication schemes', () => {
   })
 
   test('accepts a Bearer token on an optional-auth route and uses it', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await app.request('POST', `/api/profiles/${jane.username}/follow`, { token: jake.token })
@@ -65,7 +65,7 @@ describe('authentication schemes', () => {
     ['a scheme followed only by spaces', () => 'Bearer   '],
     ['two tokens', (t: string) => `Token ${t} ${t}`],
   ])('answers 401 "is invalid" for %s', async (_what, header) => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('GET', '/api/user', { headers: { authorization: header(user.token) } })
     expect(res.status).toBe(401)
@@ -90,7 +90,7 @@ describe('routes that require a token', () => {
   ]
 
   test.each(required)('%s %s answers 401 "is missing" without a token', async (method, path) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request(method, path)
     expect(res.status).toBe(401)
     expect(res.body).toEqual(missing)
@@ -98,14 +98,14 @@ describe('routes that require a token', () => {
   })
 
   test.each(required)('%s %s answers 401 "is invalid" with a garbage token', async (method, path) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request(method, path, { token: 'garbage' })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('checks the token before validating the body', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('PUT', '/api/user', { body: { user: { email: 'not-an-email' } } })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(missing)
@@ -120,7 +120,7 @@ describe('tokens that are present but unusable', () => {
     ['empty segments', '..'],
     ['non-base64url characters', 'a*b.c$d.e!f'],
   ])('rejects a malformed token (%s) with 401 "is invalid"', async (_what, token) => {
-    const app = testApp()
+    const app = await testApp()
     await registerUser(app)
     const res = await app.request('GET', '/api/user', { token })
     expect(res.status).toBe(401)
@@ -128,7 +128,7 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects a token signed with another secret', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
     const res = await app.request('GET', '/api/user', { token: forge(HS256, payload, 'another secret of enough length!!') })
@@ -137,8 +137,8 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects a token issued by another instance with its own secret', async () => {
-    const mine = testApp()
-    const theirs = testApp()
+    const mine = await testApp()
+    const theirs = await testApp()
     await registerUser(mine)
     const stranger = await registerUser(theirs)
     // the same user id (1) exists in both databases; only the secret differs
@@ -149,27 +149,27 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects an expired token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
-    const token = forge(HS256, { ...payload, iat: now() - 3600, exp: now() - 1 }, secretOf(app))
+    const token = forge(HS256, { ...payload, iat: now() - 3600, exp: now() - 1 }, await secretOf(app))
     const res = await app.request('GET', '/api/user', { token })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('accepts a correctly signed, unexpired token forged with the stored secret (the forge is sound)', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
-    const token = forge(HS256, { ...payload, exp: now() + 60 }, secretOf(app))
+    const token = forge(HS256, { ...payload, exp: now() + 60 }, await secretOf(app))
     const res = await app.request('GET', '/api/user', { token })
     expect(res.status).toBe(200)
     expect(res.body.user.username).toBe(user.username)
   })
 
   test('rejects an "alg: none" token without a signature', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
     for (const token of [
@@ -184,27 +184,27 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects an "alg: none" token even when signed with the secret', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
-    const res = await app.request('GET', '/api/user', { token: forge({ alg: 'none', typ: 'JWT' }, payload, secretOf(app)) })
+    const res = await app.request('GET', '/api/user', { token: forge({ alg: 'none', typ: 'JWT' }, payload, await secretOf(app)) })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('rejects a token signed with another HMAC algorithm', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
     const input = `${b64url({ alg: 'HS512', typ: 'JWT' })}.${b64url(payload)}`
-    const signature = createHmac('sha512', secretOf(app)).update(input).digest('base64url')
+    const signature = createHmac('sha512', await secretOf(app)).update(input).digest('base64url')
     const res = await app.request('GET', '/api/user', { token: `${input}.${signature}` })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('rejects a token whose payload was tampered with (another user id, same signature)', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const [header, , signature] = jake.token.split('.')
@@ -217,7 +217,7 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects a token whose expiry was extended without re-signing', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const [header, , signature] = user.token.split('.')
     const { payload } = decode(user.token)
@@ -227,7 +227,7 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects a token with a flipped signature byte', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const [header, payload, signature] = user.token.split('.') as [string, string, string]
     const bytes = Buffer.from(signature, 'base64url')
@@ -238,7 +238,7 @@ describe('tokens that are present but unusable', () => {
   })
 
   test('rejects a correctly signed token with claims of the wrong types', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
     for (const claims of [
@@ -247,32 +247,32 @@ describe('tokens that are present but unusable', () => {
       { ...payload, exp: String(payload.exp) },
       { sub: payload.sub, ver: payload.ver, iat: payload.iat },
     ]) {
-      const res = await app.request('GET', '/api/user', { token: forge(HS256, claims, secretOf(app)) })
+      const res = await app.request('GET', '/api/user', { token: forge(HS256, claims, await secretOf(app)) })
       expect(res.status).toBe(401)
       expect(res.body).toEqual(invalid)
     }
   })
 
   test('rejects a correctly signed token for a user that does not exist', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { payload } = decode(user.token)
-    const res = await app.request('GET', '/api/user', { token: forge(HS256, { ...payload, sub: 999 }, secretOf(app)) })
+    const res = await app.request('GET', '/api/user', { token: forge(HS256, { ...payload, sub: 999 }, await secretOf(app)) })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('rejects the token of a user deleted since', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
-    app.db.run('DELETE FROM users WHERE username = ?', [user.username])
+    await app.db.run('DELETE FROM users WHERE username = ?', user.username)
     const res = await app.request('GET', '/api/user', { token: user.token })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('rejects a token revoked by a password change, also on optional-auth routes', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const other = await registerUser(app)
     const changed = await app.request('PUT', '/api/user', { token: user.token, body: { user: { password: 'a new password' } } })
@@ -292,7 +292,7 @@ describe('tokens that are present but unusable', () => {
 
 describe('optional-auth routes', () => {
   test('answer anonymous callers without a token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('GET', `/api/profiles/${user.username}`)
     expect(res.status).toBe(200)
@@ -300,20 +300,20 @@ describe('optional-auth routes', () => {
   })
 
   test.each([
-    ['garbage', () => 'garbage'],
-    ['wrongly signed', (app: TestApp, t: string) => forge(HS256, decode(t).payload, `${secretOf(app)}x`)],
-    ['expired', (app: TestApp, t: string) => forge(HS256, { ...decode(t).payload, exp: now() - 10 }, secretOf(app))],
-    ['alg none', (_app: TestApp, t: string) => `${b64url({ alg: 'none' })}.${t.split('.')[1]}.`],
+    ['garbage', async () => 'garbage'],
+    ['wrongly signed', async (app: TestApp, t: string) => forge(HS256, decode(t).payload, `${await secretOf(app)}x`)],
+    ['expired', async (app: TestApp, t: string) => forge(HS256, { ...decode(t).payload, exp: now() - 10 }, await secretOf(app))],
+    ['alg none', async (_app: TestApp, t: string) => `${b64url({ alg: 'none' })}.${t.split('.')[1]}.`],
   ])('answer 401 "is invalid" to a %s token on GET /api/profiles/:username', async (_what, make) => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
-    const res = await app.request('GET', `/api/profiles/${user.username}`, { token: make(app, user.token) })
+    const res = await app.request('GET', `/api/profiles/${user.username}`, { token: await make(app, user.token) })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
   })
 
   test('answer 401 "is invalid" to a garbage token on GET /api/profiles/:username even for an unknown user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('GET', '/api/profiles/nobody', { token: 'garbage' })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
@@ -324,7 +324,7 @@ describe('optional-auth routes', () => {
     ['GET', '/api/articles/some-slug'],
     ['GET', '/api/articles/some-slug/comments'],
   ])('%s %s answers 401 "is invalid" to a garbage token', async (method, path) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request(method, path, { token: 'garbage' })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
@@ -333,7 +333,7 @@ describe('optional-auth routes', () => {
 
 describe('issued tokens', () => {
   test('are HS256 JWTs that expire 30 days after issue by default', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const { header, payload } = decode(user.token)
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' })
@@ -342,7 +342,7 @@ describe('issued tokens', () => {
   })
 
   test('follow the configured lifetime', async () => {
-    const app = testApp({ tokenTtlSeconds: 120 })
+    const app = await testApp({ tokenTtlSeconds: 120 })
     const user = await registerUser(app)
     const { payload } = decode(user.token)
     expect(payload.exp - payload.iat).toBe(120)
@@ -350,7 +350,7 @@ describe('issued tokens', () => {
 
   test('are signed with the configured secret when one is given', async () => {
     const secret = 'a-configured-secret-of-32-chars!!'
-    const app = testApp({ jwtSecret: secret })
+    const app = await testApp({ jwtSecret: secret })
     const user = await registerUser(app)
     const [header, payload, signature] = user.token.split('.')
     expect(signature).toBe(hmac(secret, `${header}.${payload}`))
@@ -358,18 +358,18 @@ describe('issued tokens', () => {
   })
 
   test('are signed with a secret generated once and kept in the database', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
-    const secret = secretOf(app)
+    const secret = await secretOf(app)
     expect(secret.length).toBeGreaterThanOrEqual(32)
     const [header, payload, signature] = user.token.split('.')
     expect(signature).toBe(hmac(secret, `${header}.${payload}`))
   })
 
   test('survive a restart on the same database', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
-    const restarted = createApp({ db: app.db, config: app.config })
+    const restarted = await createApp({ store: app.store, config: app.config })
     const res = await restarted.handle(
       new Request('http://localhost/api/user', { headers: { authorization: `Token ${user.token}` } }),
     )

@@ -1,12 +1,14 @@
-import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
-import { createApp } from '../src/app.ts'
+import { type App, createApp } from '../src/app.ts'
 import { signToken } from '../src/auth/jwt.ts'
-import { defaults } from '../src/config.ts'
-import { changeTracker, VersionedCache } from '../src/db/changes.ts'
-import { openDatabase } from '../src/db/database.ts'
-import { migrate } from '../src/db/migrate.ts'
+import { DepCache } from '../src/cache/cache.ts'
+import { createCaches } from '../src/cache/caches.ts'
+import { Versions } from '../src/cache/versions.ts'
+import { migrate } from '../src/db/sqlite/migrate.ts'
+import { openDatabase } from '../src/db/sqlite/open.ts'
+import { sqliteStore } from '../src/db/sqlite/store.ts'
 import { ResponseCache } from '../src/http/responses.ts'
+import { send, testConfig } from './support/app.ts'
 import { conduitApp, favorite, registerUsers } from './support/conduit.ts'
 import { createArticle } from './support/fixtures.ts'
 
@@ -18,7 +20,7 @@ import { createArticle } from './support/fixtures.ts'
  */
 describe('cached answers', () => {
   test('a password change revokes the old token even for a URL it was answered at before', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake] = await registerUsers(app, 1)
     await createArticle(app, jake!.token)
     for (let i = 0; i < 2; i++) expect((await app.request('GET', '/api/articles', { token: jake!.token })).status).toBe(200)
@@ -31,10 +33,10 @@ describe('cached answers', () => {
   })
 
   test('a token that expires is refused after it expires, though it was verified and cached before', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake] = await registerUsers(app, 1)
-    const secret = (app.db.query("SELECT value FROM settings WHERE key = 'jwt_secret'").get() as { value: string }).value
-    const id = (app.db.query('SELECT id FROM users WHERE username = ?').get(jake!.username) as { id: number }).id
+    const secret = (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
+    const id = (await app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', jake!.username))!.id
     const now = Math.floor(Date.now() / 1000)
     const shortLived = signToken(secret, { sub: id, ver: 0, iat: now, exp: now + 1 })
     for (let i = 0; i < 2; i++) expect((await app.request('GET', '/api/articles', { token: shortLived })).status).toBe(200)
@@ -44,7 +46,7 @@ describe('cached answers', () => {
   })
 
   test('each viewer gets their own flags at the same URL, anonymous callers none', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [author, fan, other] = await registerUsers(app, 3)
     const article = await createArticle(app, author!.token)
     await favorite(app, fan!.token, article.slug)
@@ -59,82 +61,119 @@ describe('cached answers', () => {
     }
   })
 
-  test('a write by another connection to the same file is seen at once', async () => {
+  test('a write through another process on the same file is seen at once, with warm caches', async () => {
     const dir = `/tmp/conduit-cache-${process.pid}-${Date.now()}`
     await Bun.$`mkdir -p ${dir}`
     try {
       const path = `${dir}/c.db`
-      const db = openDatabase(path)
-      migrate(db)
-      // the support module builds in-memory apps; this one needs a file a second connection can open
-      const app = createApp({ db, config: { ...defaults, passwordHash: { memoryCost: 256, timeCost: 1 } } })
-      const get = async () => (await (await app.handle(new Request('http://localhost/api/tags'))).json()) as { tags: string[] }
-      expect(await get()).toEqual({ tags: [] })
-      expect(await get()).toEqual({ tags: [] }) // now cached
-      // another process (here: another connection) adds a tagged article
-      const other = new Database(path, { strict: true })
-      other.run("INSERT INTO users (username, email, password_hash, created_at) VALUES ('x', 'x@x.io', 'h', 0)")
-      other.run("INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ('s', 't', 'd', 'b', 1, 1, 1)")
-      other.run("INSERT INTO tags (name) VALUES ('fresh')")
-      other.run('INSERT INTO article_tags (tag_id, article_id) VALUES (1, 1)')
-      other.close()
-      expect(await get()).toEqual({ tags: ['fresh'] })
-      db.close()
+      // two apps on their own connections to one file: what two worker processes are
+      const open = async () => {
+        const db = openDatabase(path)
+        migrate(db)
+        const store = sqliteStore(db, path)
+        return { store, app: await createApp({ store, config: testConfig({ passwordHash: { memoryCost: 256, timeCost: 1 } }) }) }
+      }
+      const a = await open()
+      const b = await open()
+      const get = async (app: App, path: string) => (await (await app.handle(new Request(`http://localhost${path}`))).json()) as any
+      expect(await get(a.app, '/api/tags')).toEqual({ tags: [] })
+      expect(await get(a.app, '/api/tags')).toEqual({ tags: [] }) // now cached
+      const jake = await send(b.app, 'POST', '/api/users', { body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } } })
+      const made = await send(b.app, 'POST', '/api/articles', {
+        token: jake.body.user.token,
+        body: { article: { title: 'Fresh', description: 'd', body: 'b', tagList: ['fresh'] } },
+      })
+      expect(made.status).toBe(201)
+      expect(await get(a.app, '/api/tags')).toEqual({ tags: ['fresh'] })
+      expect((await get(a.app, '/api/articles')).articlesCount).toBe(1)
+      await a.store.close()
+      await b.store.close()
     } finally {
       await Bun.$`rm -rf ${dir}`
     }
   })
 })
 
-describe('VersionedCache', () => {
-  const tracker = () => {
-    const db = openDatabase(':memory:')
-    return changeTracker(db)
-  }
-
-  test('forgets everything when content changes', () => {
-    const changes = tracker()
-    const cache = new VersionedCache<string, string>(changes)
-    expect(cache.get('a', () => 'one')).toBe('one')
-    expect(cache.get('a', () => 'two')).toBe('one')
-    changes.changed()
-    expect(cache.peek('a')).toBeUndefined()
-    expect(cache.get('a', () => 'two')).toBe('two')
+describe('DepCache', () => {
+  test('drops exactly the values whose dependencies changed', () => {
+    const versions = new Versions()
+    const cache = new DepCache<string, string>(versions, 100, 1 << 20)
+    cache.set('x', { value: 'one', deps: ['a1'] }, versions.clock)
+    cache.set('y', { value: 'two', deps: ['a2', 'u1'] }, versions.clock)
+    versions.bump(['a1'])
+    expect(cache.get('x')).toBeUndefined()
+    expect(cache.get('y')).toBe('two')
+    versions.bump(['u1'])
+    expect(cache.get('y')).toBeUndefined()
   })
 
-  test('keeps within its size budget, dropping the oldest first', () => {
-    const cache = new VersionedCache<string, string>(tracker(), 100, 10)
-    cache.get('a', () => 'xxxx')
-    cache.get('b', () => 'yyyy')
-    cache.get('c', () => 'zzzz') // 12 characters would be over budget: 'a' goes
-    expect(cache.peek('a')).toBeUndefined()
-    expect(cache.peek('b')).toBe('yyyy')
-    expect(cache.peek('c')).toBe('zzzz')
-    expect(cache.get('huge', () => 'h'.repeat(11))).toBe('h'.repeat(11)) // larger than the budget: not kept
-    expect(cache.peek('huge')).toBeUndefined()
-    expect(cache.peek('c')).toBe('zzzz')
+  test('never keeps a value whose build overlapped a change to what it read', () => {
+    const versions = new Versions()
+    const cache = new DepCache<string, string>(versions, 100, 1 << 20)
+    const startedAt = versions.clock
+    versions.bump(['a1']) // a write commits while the value is being built
+    cache.set('x', { value: 'stale', deps: ['a1'] }, startedAt)
+    expect(cache.get('x')).toBeUndefined()
+    cache.set('y', { value: 'fine', deps: ['a2'] }, startedAt)
+    expect(cache.get('y')).toBe('fine')
+  })
+
+  test('a change of everything drops everything', () => {
+    const versions = new Versions()
+    const cache = new DepCache<string, string>(versions, 100, 1 << 20)
+    cache.set('x', { value: 'one', deps: ['a1'] }, versions.clock)
+    versions.bumpAll()
+    expect(cache.get('x')).toBeUndefined()
+  })
+
+  test('forgetting old bumps (bounded memory) never makes a stale value valid', () => {
+    const versions = new Versions(10)
+    const cache = new DepCache<string, string>(versions, 100, 1 << 20)
+    cache.set('x', { value: 'one', deps: ['k0'] }, versions.clock)
+    versions.bump(['k0'])
+    for (let i = 1; i <= 30; i++) versions.bump([`k${i}`])
+    expect(cache.get('x')).toBeUndefined()
+  })
+
+  test('keeps within its byte budget, keys included, dropping the oldest first', () => {
+    const versions = new Versions()
+    const cache = new DepCache<string, string>(versions, 100, 400)
+    cache.set('a', { value: 'x'.repeat(40), deps: [] }, versions.clock)
+    cache.set('b', { value: 'y'.repeat(40), deps: [] }, versions.clock)
+    expect(cache.get('a')).toBe('x'.repeat(40))
+    cache.set('c', { value: 'z'.repeat(40), deps: [] }, versions.clock)
+    expect(cache.weight).toBeLessThanOrEqual(400)
+    expect(cache.get('c')).toBe('z'.repeat(40))
+    // a long key costs what it weighs: it does not fit at all
+    cache.set('k'.repeat(1000), { value: 'v', deps: [] }, versions.clock)
+    expect(cache.get('k'.repeat(1000))).toBeUndefined()
+    expect(cache.weight).toBeLessThanOrEqual(400)
   })
 
   test('keeps within its entry budget', () => {
-    const cache = new VersionedCache<number, number>(tracker(), 2)
-    for (const k of [1, 2, 3]) cache.get(k, () => k * 10)
-    expect([cache.peek(1), cache.peek(2), cache.peek(3)]).toEqual([undefined, 20, 30])
+    const versions = new Versions()
+    const cache = new DepCache<number, number>(versions, 2, 1 << 20)
+    for (const k of [1, 2, 3]) cache.set(k, { value: k * 10, deps: [] }, versions.clock)
+    expect([cache.get(1), cache.get(2), cache.get(3)]).toEqual([undefined, 20, 30])
   })
 })
 
 describe('ResponseCache', () => {
-  test('keeps answers only for URLs whose parameters the route knows', () => {
-    const cache = new ResponseCache(changeTracker(openDatabase(':memory:')))
+  test('keeps answers only for URLs whose parameters the route knows', async () => {
+    const caches = createCaches(new Versions())
+    const cache = new ResponseCache(caches)
     let builds = 0
-    const build = () => `{"n":${++builds}}`
+    const build = async () => ({ value: `{"n":${++builds}}`, deps: [] })
     const known = new Set(['limit'])
-    const body = (url: string) => new TextDecoder().decode(Buffer.from(cache.body(null, url, known, build)))
-    expect(body('http://l/api/articles?limit=5')).toBe('{"n":1}')
-    expect(body('http://l/api/articles?limit=5')).toBe('{"n":1}') // kept
-    expect(body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":2}')
-    expect(body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":3}') // never kept
+    const body = async (url: string) => new TextDecoder().decode(await cache.body(null, url, known, build))
+    expect(await body('http://l/api/articles?limit=5')).toBe('{"n":1}')
+    expect(await body('http://l/api/articles?limit=5')).toBe('{"n":1}') // kept
+    expect(await body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":2}')
+    expect(await body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":3}') // never kept
     expect(cache.peek(0, 'http://l/api/articles?limit=5&junk=1')).toBeUndefined()
-    expect(body('http://l/api/articles')).toBe('{"n":4}')
-    expect(body('http://l/api/articles')).toBe('{"n":4}')
+    expect(await body('http://l/api/articles')).toBe('{"n":4}')
+    expect(await body('http://l/api/articles')).toBe('{"n":4}')
+    // the Host header names no different content
+    expect(await body('http://other.host/api/articles')).toBe('{"n":4}')
   })
 })

@@ -10,7 +10,7 @@ describe('the background checkpointer', () => {
   test('copies committed pages into the database file without the writer doing it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-ckpt-'))
     const path = join(dir, 'conduit.db')
-    const running = serve(
+    const running = await serve(
       { ...defaults, port: 0, host: '127.0.0.1', databasePath: path, passwordHash: { memoryCost: 256, timeCost: 1 } },
       silentLogger,
     )

@@ -14,7 +14,7 @@ const list = async (app: TestApp, slug: string, token?: string) => {
 
 describe('POST /api/articles/:slug/comments', () => {
   test('adds a comment and answers 200 with it', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     const before = Date.now()
@@ -39,7 +39,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('stores the body exactly as sent (Markdown spaces included) and accepts 20,000 characters', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const markdown = '    code block\nline break  \n'
@@ -56,7 +56,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('ignores unknown fields', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('POST', commentsPath(slug), {
@@ -73,7 +73,7 @@ describe('POST /api/articles/:slug/comments', () => {
     ['empty', ''],
     ['only whitespace', ' \n\t '],
   ])('answers 422 for an %s body', async (_, body) => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await post(app, jake.token, slug, { body })
@@ -83,7 +83,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('answers 422 for a body over 20,000 characters', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await post(app, jake.token, slug, { body: 'c'.repeat(20_001) })
@@ -93,7 +93,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('answers 422 for a missing body or one of the wrong type', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const missing = await post(app, jake.token, slug, {})
@@ -108,7 +108,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('answers 422 without the comment wrapper', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('POST', commentsPath(slug), { token: jake.token, body: {} })
@@ -117,7 +117,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('answers 400 for malformed JSON', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('POST', commentsPath(slug), { token: jake.token, body: '{"comment": {"body": "x"}' })
@@ -126,7 +126,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('answers 404 for an unknown article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await post(app, jake.token, 'no-such-article', { body: 'Hello?' })
     expect(res.status).toBe(404)
@@ -134,7 +134,7 @@ describe('POST /api/articles/:slug/comments', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('POST', commentsPath(slug), { body: { comment: { body: 'Anonymous' } } })
@@ -146,7 +146,7 @@ describe('POST /api/articles/:slug/comments', () => {
 
 describe('GET /api/articles/:slug/comments', () => {
   test('lists the comments oldest first', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     const other = await createArticle(app, jake!.token)
@@ -162,7 +162,7 @@ describe('GET /api/articles/:slug/comments', () => {
   })
 
   test('shows a new or deleted comment to a reader who listed them before', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     expect(await list(app, slug)).toEqual([])
@@ -173,7 +173,7 @@ describe('GET /api/articles/:slug/comments', () => {
   })
 
   test('answers an article without comments with an empty list', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('GET', commentsPath(slug))
@@ -182,7 +182,7 @@ describe('GET /api/articles/:slug/comments', () => {
   })
 
   test('shows author.following from the caller’s view', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     await addComment(app, jake!.token, slug)
@@ -193,14 +193,14 @@ describe('GET /api/articles/:slug/comments', () => {
   })
 
   test('answers 404 for an unknown article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await app.request('GET', commentsPath('no-such-article'))
     expect(res.status).toBe(404)
     expect(res.body).toEqual({ errors: { article: ['not found'] } })
   })
 
   test('answers 401 for an invalid token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('GET', commentsPath(slug), { token: 'not-a-token' })
@@ -211,7 +211,7 @@ describe('GET /api/articles/:slug/comments', () => {
 
 describe('DELETE /api/articles/:slug/comments/:id', () => {
   test('lets the comment’s author delete it: 204 with an empty body', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     const doomed = await addComment(app, jane!.token, slug, 'doomed')
@@ -226,7 +226,7 @@ describe('DELETE /api/articles/:slug/comments/:id', () => {
   })
 
   test('lets the article’s author delete someone else’s comment', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     const { id } = await addComment(app, jane!.token, slug)
@@ -237,7 +237,7 @@ describe('DELETE /api/articles/:slug/comments/:id', () => {
   })
 
   test('answers 403 to a user who wrote neither the comment nor the article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane, john] = await registerUsers(app, 3)
     const { slug } = await createArticle(app, jake!.token)
     const comment = await addComment(app, jane!.token, slug)
@@ -248,7 +248,7 @@ describe('DELETE /api/articles/:slug/comments/:id', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const { id } = await addComment(app, jake.token, slug)
@@ -259,7 +259,7 @@ describe('DELETE /api/articles/:slug/comments/:id', () => {
   })
 
   test('answers 404 for an unknown article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const { id } = await addComment(app, jake.token, slug)
@@ -270,7 +270,7 @@ describe('DELETE /api/articles/:slug/comments/:id', () => {
   })
 
   test.each(['999999', 'abc', '1.5', '-1', '0', '99999999999999999999999'])('answers 404 for the comment id %p', async (id) => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     await addComment(app, jake.token, slug)
@@ -281,7 +281,7 @@ describe('DELETE /api/articles/:slug/comments/:id', () => {
   })
 
   test('answers 404 for the id of a comment on another article, and keeps that comment', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const mine = await createArticle(app, jake.token)
     const other = await createArticle(app, jake.token)

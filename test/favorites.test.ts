@@ -9,7 +9,7 @@ const get = async (app: TestApp, slug: string, token?: string) =>
 
 describe('POST /api/articles/:slug/favorite', () => {
   test('favorites an article and answers with the whole article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const created = await createArticle(app, jake!.token)
     const res = await app.request('POST', favoritePath(created.slug), { token: jane!.token })
@@ -20,7 +20,7 @@ describe('POST /api/articles/:slug/favorite', () => {
   })
 
   test('is idempotent: favoriting twice counts once', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     for (let i = 0; i < 2; i++) {
@@ -34,7 +34,7 @@ describe('POST /api/articles/:slug/favorite', () => {
   })
 
   test('counts the favorites of several users, each seeing their own favorited', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane, john] = await registerUsers(app, 3)
     const { slug } = await createArticle(app, jake!.token)
     await favorite(app, jane!.token, slug)
@@ -45,14 +45,14 @@ describe('POST /api/articles/:slug/favorite', () => {
   })
 
   test('leaves favoritesCount at exactly 20 when 20 users favorite at once', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [author, ...fans] = await registerUsers(app, 21)
     const { slug } = await createArticle(app, author!.token)
     const responses = await Promise.all(fans.map((fan) => app.request('POST', favoritePath(slug), { token: fan.token })))
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200))
     expect(responses.every((r) => r.body.article.favorited === true)).toBe(true)
     expect(await get(app, slug)).toMatchObject({ favoritesCount: 20 })
-    const rows = app.db.query('SELECT count(*) AS n FROM favorites').get()
+    const rows = { n: await app.db.count('SELECT count(*) FROM favorites') }
     expect(rows).toEqual({ n: 20 })
 
     const again = await Promise.all(fans.map((fan) => app.request('POST', favoritePath(slug), { token: fan.token })))
@@ -65,7 +65,7 @@ describe('POST /api/articles/:slug/favorite', () => {
   })
 
   test('answers 404 for an unknown article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await app.request('POST', favoritePath('no-such-article'), { token: jake.token })
     expect(res.status).toBe(404)
@@ -73,7 +73,7 @@ describe('POST /api/articles/:slug/favorite', () => {
   })
 
   test('answers 401 without a token and counts nothing', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('POST', favoritePath(slug))
@@ -85,7 +85,7 @@ describe('POST /api/articles/:slug/favorite', () => {
 
 describe('DELETE /api/articles/:slug/favorite', () => {
   test('unfavorites an article and answers with the whole article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const created = await createArticle(app, jake!.token)
     await favorite(app, jane!.token, created.slug)
@@ -96,7 +96,7 @@ describe('DELETE /api/articles/:slug/favorite', () => {
   })
 
   test('is idempotent, also for an article never favorited', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane, john] = await registerUsers(app, 3)
     const { slug } = await createArticle(app, jake!.token)
     await favorite(app, john!.token, slug)
@@ -113,7 +113,7 @@ describe('DELETE /api/articles/:slug/favorite', () => {
   })
 
   test('answers 404 for an unknown article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const res = await app.request('DELETE', favoritePath('no-such-article'), { token: jake.token })
     expect(res.status).toBe(404)
@@ -121,7 +121,7 @@ describe('DELETE /api/articles/:slug/favorite', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     await favorite(app, jane!.token, slug)
@@ -137,7 +137,7 @@ describe('an empty JSON body on routes that take none', () => {
   const empty = { body: '', headers: { 'content-type': 'application/json' } }
 
   test('works on favorite and unfavorite', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const { slug } = await createArticle(app, jake!.token)
     const on = await app.request('POST', favoritePath(slug), { ...empty, token: jane!.token })
@@ -149,7 +149,7 @@ describe('an empty JSON body on routes that take none', () => {
   })
 
   test('works on deleting a comment', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const { id } = await addComment(app, jake.token, slug)
@@ -160,7 +160,7 @@ describe('an empty JSON body on routes that take none', () => {
   })
 
   test('works on deleting an article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const res = await app.request('DELETE', `/api/articles/${slug}`, { ...empty, token: jake.token })

@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test'
-import { createApp } from '../src/app.ts'
 import { type TestApp, testApp } from './support/app.ts'
 import { registerUser } from './support/fixtures.ts'
 
@@ -10,8 +9,7 @@ const headerList = (value: string | null) => (value ?? '').split(',').map((s) =>
 
 /** Sends a raw request straight to a fresh app on the same database (streamed bodies, no Content-Length). */
 async function rawRequest(app: TestApp, init: RequestInit & { path: string }) {
-  const handler = createApp({ db: app.db, config: app.config })
-  const res = await handler.handle(new Request(`http://localhost${init.path}`, init))
+  const res = await app.app.handle(new Request(`http://localhost${init.path}`, init))
   const text = await res.text()
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined }
 }
@@ -35,7 +33,7 @@ describe('unknown routes', () => {
     ['PATCH', '/api/user'],
     ['GET', '/nope'],
   ])('%s %s answers 404 in the error envelope', async (method, path) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request(method, path)
     expect(res.status).toBe(404)
     expect(res.headers.get('content-type')).toBe(JSON_TYPE)
@@ -52,7 +50,7 @@ describe('CORS', () => {
     '/api/articles/some-slug/comments/1',
     '/api/no/such/route',
   ])('answers an OPTIONS preflight on %s with 204 and the CORS headers', async (path) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('OPTIONS', path, {
       headers: {
         origin: ORIGIN,
@@ -70,13 +68,13 @@ describe('CORS', () => {
   })
 
   test('answers a preflight without touching the route: no 401 on an authenticated route', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('OPTIONS', '/api/user', { headers: { origin: ORIGIN, 'access-control-request-method': 'GET' } })
     expect(res.status).toBe(204)
   })
 
   test('puts Access-Control-Allow-Origin on a successful response', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('GET', '/api/user', { token: user.token, headers: { origin: ORIGIN } })
     expect(res.status).toBe(200)
@@ -84,7 +82,7 @@ describe('CORS', () => {
   })
 
   test('puts Access-Control-Allow-Origin on a 201', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', {
       headers: { origin: ORIGIN },
       body: { user: { username: 'corsy', email: 'corsy@example.com', password: 'password123' } },
@@ -100,14 +98,14 @@ describe('CORS', () => {
     ['a 404 route', (app: TestApp) => app.request('GET', '/api/nope', { headers: { origin: ORIGIN } }), 404],
     ['a 422', (app: TestApp) => app.request('POST', '/api/users', { body: { user: {} }, headers: { origin: ORIGIN } }), 422],
   ])('puts Access-Control-Allow-Origin on %s', async (_what, send, status) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await send(app)
     expect(res.status).toBe(status)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
   })
 
   test('puts Access-Control-Allow-Origin on a 413', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     const res = await app.request('POST', '/api/users', {
       body: JSON.stringify({ user: {}, pad: 'x'.repeat(4096) }),
       headers: { origin: ORIGIN, 'content-length': String(4096 + 30) },
@@ -117,7 +115,7 @@ describe('CORS', () => {
   })
 
   test('with an origin allow-list, echoes an allowed origin and omits the header for others', async () => {
-    const app = testApp({ corsOrigins: [ORIGIN] })
+    const app = await testApp({ corsOrigins: [ORIGIN] })
     const allowed = await app.request('OPTIONS', '/api/user', { headers: { origin: ORIGIN, 'access-control-request-method': 'GET' } })
     expect(allowed.status).toBe(204)
     expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN)
@@ -131,7 +129,7 @@ describe('CORS', () => {
 
 describe('Content-Type of responses', () => {
   test('is application/json; charset=utf-8 on 200 and 201', async () => {
-    const app = testApp()
+    const app = await testApp()
     const created = await app.request('POST', '/api/users', {
       body: { user: { username: 'typed', email: 'typed@example.com', password: 'password123' } },
     })
@@ -152,14 +150,14 @@ describe('Content-Type of responses', () => {
     ['404', (app: TestApp) => app.request('DELETE', '/api/nothing'), 404],
     ['422', (app: TestApp) => app.request('POST', '/api/users/login', { body: { user: {} } }), 422],
   ])('is application/json; charset=utf-8 on a %s', async (_what, send, status) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await send(app)
     expect(res.status).toBe(status)
     expect(res.headers.get('content-type')).toBe(JSON_TYPE)
   })
 
   test('accepts a JSON request whatever its Content-Type says', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', {
       body: { user: { username: 'formy', email: 'formy@example.com', password: 'password123' } },
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -173,17 +171,17 @@ describe('request body limit', () => {
   const user = (name: string) => ({ username: name, email: `${name}@example.com`, password: 'password123' })
 
   test('answers 413 in the envelope when Content-Length exceeds the limit, and registers nobody', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     const body = JSON.stringify({ user: user('toolarge'), pad: 'x'.repeat(3000) })
     const res = await app.request('POST', '/api/users', { body, headers: { 'content-length': String(body.length) } })
     expect(res.status).toBe(413)
     expect(res.headers.get('content-type')).toBe(JSON_TYPE)
     expect(res.body).toEqual({ errors: { body: [expect.stringContaining('too large')] } })
-    expect((app.db.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(0)
   })
 
   test('answers 413 for a body over the limit sent without Content-Length (streamed)', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     const body = JSON.stringify({ user: user('streamed'), pad: 'x'.repeat(3000) })
     const res = await rawRequest(app, {
       path: '/api/users',
@@ -193,19 +191,19 @@ describe('request body limit', () => {
     })
     expect(res.status).toBe(413)
     expect(res.body).toEqual({ errors: { body: [expect.stringContaining('too large')] } })
-    expect((app.db.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(0)
   })
 
   test('answers 413 for a body over the limit sent by the test client (no explicit Content-Length)', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     const res = await app.request('POST', '/api/users', { body: { user: user('implicit'), pad: 'x'.repeat(3000) } })
     expect(res.status).toBe(413)
     expect(res.body).toEqual({ errors: { body: [expect.stringContaining('too large')] } })
-    expect((app.db.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(0)
   })
 
   test('counts the limit in bytes, not characters', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     // 1,100 characters, 2,200 bytes in UTF-8
     const body = JSON.stringify({ user: user('bytes'), pad: 'é'.repeat(1100) })
     expect(body.length).toBeLessThan(2048)
@@ -213,11 +211,11 @@ describe('request body limit', () => {
     expect(bytes).toBeGreaterThan(2048)
     const res = await app.request('POST', '/api/users', { body, headers: { 'content-length': String(bytes) } })
     expect(res.status).toBe(413)
-    expect((app.db.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(0)
   })
 
   test('accepts a body just under the limit', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     const base = JSON.stringify({ user: user('fits'), pad: '' })
     const body = JSON.stringify({ user: user('fits'), pad: 'x'.repeat(2048 - base.length) })
     expect(body.length).toBe(2048)
@@ -226,7 +224,7 @@ describe('request body limit', () => {
   })
 
   test('an oversized update answers 413 and changes nothing', async () => {
-    const app = testApp({ bodyLimitBytes: 2048 })
+    const app = await testApp({ bodyLimitBytes: 2048 })
     const jake = await registerUser(app)
     const body = JSON.stringify({ user: { bio: 'b'.repeat(3000) } })
     const res = await app.request('PUT', '/api/user', { token: jake.token, body, headers: { 'content-length': String(body.length) } })
@@ -237,7 +235,7 @@ describe('request body limit', () => {
   })
 
   test('defaults to 1 MiB: a body just under it is read, one over it is a 413', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const under = JSON.stringify({ user: { bio: 'fits' }, pad: 'x'.repeat(1024 * 1024 - 100) })
     const ok = await app.request('PUT', '/api/user', { token: jake.token, body: under, headers: { 'content-length': String(under.length) } })
@@ -268,7 +266,7 @@ describe('422 bodies', () => {
     ['POST', '/api/articles', { nope: 1 }],
     ['GET', '/api/articles?limit=abc&offset=-1', undefined],
   ])('%s %s with an invalid body answers our own 422, no framework text', async (method, path, body) => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await app.request(method, path, { token: jake.token, body })
     expect(res.status).toBe(422)
@@ -287,10 +285,10 @@ describe('422 bodies', () => {
 
 describe('unexpected server errors', () => {
   test('answer 500 in the envelope without SQL or a stack trace', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
-    app.db.run('DROP TABLE follows')
-    const res = await app.request('GET', `/api/profiles/${jake.username}`, { headers: { origin: ORIGIN } })
+    await app.db.run('DROP TABLE follows')
+    const res = await app.request('GET', `/api/profiles/${jake.username}`, { token: jake.token, headers: { origin: ORIGIN } })
     expect(res.status).toBe(500)
     expect(res.headers.get('content-type')).toBe(JSON_TYPE)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')

@@ -13,7 +13,7 @@ const newestFirst = (slugs: string[]) => [...slugs].reverse()
 
 describe('GET /api/articles', () => {
   test('lists 20 articles by default, newest first, without bodies', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const slugs = await createArticles(app, jake.token, 25)
     const res = await listArticles(app)
@@ -31,7 +31,7 @@ describe('GET /api/articles', () => {
   })
 
   test('lists each item with the same fields as the article itself, minus the body', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { body: _, ...item } = await createArticle(app, jake.token, { title: 'Shape', tagList: ['b', 'a'] })
     const res = await listArticles(app)
@@ -40,14 +40,14 @@ describe('GET /api/articles', () => {
   })
 
   test('answers an empty database with an empty list', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await listArticles(app)
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ articles: [], articlesCount: 0 })
   })
 
   test('clamps a limit above 100 to 100', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const slugs = await createArticles(app, jake.token, 103)
     for (const limit of ['101', '1000', '99999999999999999999']) {
@@ -60,7 +60,7 @@ describe('GET /api/articles', () => {
   })
 
   test('pages with limit and offset without gaps or overlaps', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const slugs = await createArticles(app, jake.token, 7)
     const pages = []
@@ -75,7 +75,7 @@ describe('GET /api/articles', () => {
   })
 
   test('answers an offset past the end with an empty page and the true count', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticles(app, jake.token, 3)
     for (const offset of ['3', '50', '99999999999999999999']) {
@@ -100,35 +100,35 @@ describe('GET /api/articles', () => {
     ['offset', ''],
     ['offset', '-0.5'],
   ])('answers 422 for %s=%p', async (key, value) => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await listArticles(app, [[key, value]])
     expect(res.status).toBe(422)
     expect(res.body).toEqual({ errors: { [key]: [expect.any(String)] } })
   })
 
   test('reports a bad limit and a bad offset at once', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await listArticles(app, [['limit', '-5'], ['offset', 'x']])
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors).sort()).toEqual(['limit', 'offset'])
   })
 
   test('orders articles created in the same millisecond by id, newest first', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
         app.request('POST', '/api/articles', { token: jake.token, body: { article: { title: `Burst ${i}`, description: 'd', body: 'b' } } }),
       ),
     )
-    const byId = app.db.query<{ slug: string }, []>('SELECT slug FROM articles ORDER BY id DESC').all().map((r) => r.slug)
+    const byId = (await app.db.all<{ slug: string }>('SELECT slug FROM articles ORDER BY id DESC')).map((r) => r.slug)
     expect(created.map((r) => r.status)).toEqual([201, 201, 201, 201, 201])
     expect(slugsOf(await listArticles(app))).toEqual(byId)
   })
 
   describe('filters', () => {
     test('filters by one tag and counts every match', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const dragons = await createArticles(app, jake.token, 5, ['dragons'])
       await createArticles(app, jake.token, 2, ['training'])
@@ -139,7 +139,7 @@ describe('GET /api/articles', () => {
     })
 
     test('matches any of several tags and lists an article carrying both once', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const a = await createArticle(app, jake.token, { tagList: ['a'] })
       const both = await createArticle(app, jake.token, { tagList: ['a', 'b'] })
@@ -154,7 +154,7 @@ describe('GET /api/articles', () => {
     })
 
     test('filters by author, any of several', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const [jake, jane, john] = await registerUsers(app, 3)
       const byJake = await createArticles(app, jake!.token, 2)
       const byJane = await createArticles(app, jane!.token, 2)
@@ -171,7 +171,7 @@ describe('GET /api/articles', () => {
     })
 
     test('filters by the users who favorited, any of several, listing a shared favorite once', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const [author, fan1, fan2] = await registerUsers(app, 3)
       const [s1, s2, s3, s4] = await createArticles(app, author!.token, 4)
       await favorite(app, fan1!.token, s1!)
@@ -190,7 +190,7 @@ describe('GET /api/articles', () => {
     })
 
     test('combines different parameters with AND', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const [jake, jane, fan] = await registerUsers(app, 3)
       const jakeDragons = await createArticle(app, jake!.token, { tagList: ['dragons'] })
       const jakeOther = await createArticle(app, jake!.token, { tagList: ['other'] })
@@ -231,7 +231,7 @@ describe('GET /api/articles', () => {
       ['author', ['nobody', 'noone']],
       ['favorited', ['nobody', 'noone']],
     ])('answers %s=%p that matches nothing with an empty list', async (key, values) => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       await createArticle(app, jake.token, { tagList: ['real'] })
       const res = await listArticles(app, values.map((v) => [key, v] as [string, string]))
@@ -240,7 +240,7 @@ describe('GET /api/articles', () => {
     })
 
     test('ignores unknown names among known ones', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const { slug } = await createArticle(app, jake.token, { tagList: ['real'] })
       const byTag = await listArticles(app, [['tag', 'nope'], ['tag', 'real']])
@@ -250,7 +250,7 @@ describe('GET /api/articles', () => {
     })
 
     test('matches tags exactly', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       await createArticle(app, jake.token, { tagList: ['Dragons'] })
       const res = await listArticles(app, [['tag', 'dragons']])
@@ -259,7 +259,7 @@ describe('GET /api/articles', () => {
     })
 
     test('counts all matches of several values, not the page', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const [jake, jane] = await registerUsers(app, 2)
       await createArticles(app, jake!.token, 4)
       await createArticles(app, jane!.token, 3)
@@ -269,7 +269,7 @@ describe('GET /api/articles', () => {
     })
 
     test('stops counting an author’s article once it is deleted', async () => {
-      const app = conduitApp()
+      const app = await conduitApp()
       const jake = await registerUser(app)
       const [first, second] = await createArticles(app, jake.token, 2, ['t'])
       expect((await app.request('DELETE', `/api/articles/${first}`, { token: jake.token })).status).toBe(204)
@@ -281,7 +281,7 @@ describe('GET /api/articles', () => {
   })
 
   test('shows favorited and author.following from the caller’s view', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const liked = await createArticle(app, jake!.token)
     const other = await createArticle(app, jake!.token)
@@ -304,7 +304,7 @@ describe('GET /api/articles', () => {
   })
 
   test('reflects every kind of write in the next read of the same list', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake, jane] = await registerUsers(app, 2)
     const views = [{}, { token: jane!.token }]
     const read = () => Promise.all(views.map((v) => listArticles(app, [['tag', 't']], v)))
@@ -329,7 +329,7 @@ describe('GET /api/articles', () => {
   })
 
   test('answers 401 for an invalid token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await app.request('GET', '/api/articles', { token: 'garbage' })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is invalid'] } })
@@ -338,7 +338,7 @@ describe('GET /api/articles', () => {
 
 describe('GET /api/articles/feed', () => {
   test('lists only articles by followed authors, newest first, with their count', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [reader, jake, jane, stranger] = await registerUsers(app, 4)
     const mixed: string[] = []
     for (let i = 0; i < 3; i++) {
@@ -362,7 +362,7 @@ describe('GET /api/articles/feed', () => {
   })
 
   test('pages the feed with limit and offset and counts every followed article', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [reader, jake] = await registerUsers(app, 2)
     const slugs = await createArticles(app, jake!.token, 5)
     await follow(app, reader!.token, jake!.username)
@@ -377,7 +377,7 @@ describe('GET /api/articles/feed', () => {
   })
 
   test('lists 20 by default and clamps the limit to 100', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [reader, jake] = await registerUsers(app, 2)
     const slugs = await createArticles(app, jake!.token, 101)
     await follow(app, reader!.token, jake!.username)
@@ -390,7 +390,7 @@ describe('GET /api/articles/feed', () => {
   })
 
   test('is empty for a user who follows nobody', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [reader, jake] = await registerUsers(app, 2)
     await createArticle(app, jake!.token)
     await createArticle(app, reader!.token)
@@ -400,7 +400,7 @@ describe('GET /api/articles/feed', () => {
   })
 
   test('drops an author after unfollowing', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [reader, jake] = await registerUsers(app, 2)
     await createArticle(app, jake!.token)
     await follow(app, reader!.token, jake!.username)
@@ -411,7 +411,7 @@ describe('GET /api/articles/feed', () => {
   })
 
   test('answers 401 without a token', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const res = await listArticles(app, [], { feed: true })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is missing'] } })
@@ -423,7 +423,7 @@ describe('GET /api/articles/feed', () => {
     ['offset', '1.5'],
     ['offset', 'abc'],
   ])('answers 422 for %s=%p', async (key, value) => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const reader = await registerUser(app)
     const res = await listArticles(app, [[key, value]], { token: reader.token, feed: true })
     expect(res.status).toBe(422)

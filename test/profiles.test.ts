@@ -13,7 +13,7 @@ const notFound = { errors: { profile: ['not found'] } }
 
 describe('GET /api/profiles/:username', () => {
   test('answers an anonymous caller with the profile and following false', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await profile(app, jake.username)
     expect(res.status).toBe(200)
@@ -22,7 +22,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('shows the bio and image the user set', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     await app.request('PUT', '/api/user', {
       token: jake.token,
@@ -36,7 +36,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('never exposes the email, password or token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await profile(app, jake.username)
     expect(Object.keys(res.body.profile).sort()).toEqual(['bio', 'following', 'image', 'username'])
@@ -45,7 +45,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('answers an authenticated caller who does not follow with following false', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const res = await profile(app, jake.username, jane.token)
@@ -54,7 +54,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('answers following true to a caller who follows the user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     expect((await follow(app, jake.username, jane.token)).status).toBe(200)
@@ -64,7 +64,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('reports following for the caller only, not for anonymous or other callers', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const bob = await registerUser(app)
@@ -75,7 +75,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('following is one-way: the followed user does not follow back', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await follow(app, jake.username, jane.token)
@@ -83,7 +83,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('answers a caller looking at their own profile with following false', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await profile(app, jake.username, jake.token)
     expect(res.status).toBe(200)
@@ -91,7 +91,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('finds usernames with dots, hyphens and underscores', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { username: 'jake.the-dog_1' })
     const res = await app.request('GET', '/api/profiles/jake.the-dog_1')
     expect(res.status).toBe(200)
@@ -99,7 +99,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('returns 404 for an unknown username', async () => {
-    const app = testApp()
+    const app = await testApp()
     await registerUser(app)
     const res = await profile(app, 'nobody')
     expect(res.status).toBe(404)
@@ -107,7 +107,7 @@ describe('GET /api/profiles/:username', () => {
   })
 
   test('returns 404 for an unknown username to an authenticated caller', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await profile(app, 'nobody', jake.token)
     expect(res.status).toBe(404)
@@ -117,7 +117,7 @@ describe('GET /api/profiles/:username', () => {
 
 describe('POST /api/profiles/:username/follow', () => {
   test('follows the user and answers the profile with following true', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const res = await follow(app, jake.username, jane.token)
@@ -127,7 +127,7 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('answers the followed user\'s bio and image', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await app.request('PUT', '/api/user', { token: jake.token, body: { user: { bio: 'hi', image: 'http://example.com/j.png' } } })
@@ -136,30 +136,30 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('is idempotent: following twice answers 200 and keeps one follow', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     expect((await follow(app, jake.username, jane.token)).status).toBe(200)
     const again = await follow(app, jake.username, jane.token)
     expect(again.status).toBe(200)
     expect(again.body.profile.following).toBe(true)
-    expect((app.db.query('SELECT count(*) AS n FROM follows').get() as { n: number }).n).toBe(1)
+    expect(await app.db.count('SELECT count(*) FROM follows')).toBe(1)
     // one unfollow undoes it: there was only one follow
     await unfollow(app, jake.username, jane.token)
     expect((await profile(app, jake.username, jane.token)).body.profile.following).toBe(false)
   })
 
   test('answers 401 "is missing" without a token and follows nobody', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await app.request('POST', `/api/profiles/${jake.username}/follow`)
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is missing'] } })
-    expect((app.db.query('SELECT count(*) AS n FROM follows').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM follows')).toBe(0)
   })
 
   test('answers 401 "is invalid" with a bad token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await follow(app, jake.username, 'garbage')
     expect(res.status).toBe(401)
@@ -167,7 +167,7 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('returns 404 for an unknown user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await follow(app, 'nobody', jake.token)
     expect(res.status).toBe(404)
@@ -175,7 +175,7 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('answers 422 to a user following themselves', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await follow(app, jake.username, jake.token)
     expect(res.status).toBe(422)
@@ -184,15 +184,15 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('answers 422 to a user following themselves under another letter case of their name', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app, { username: 'SelfFollower' })
     const res = await follow(app, 'selffollower', jake.token)
     expect([404, 422]).toContain(res.status)
-    expect((app.db.query('SELECT count(*) AS n FROM follows').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM follows')).toBe(0)
   })
 
   test('works with Content-Type: application/json and an empty body', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const res = await app.request('POST', `/api/profiles/${jake.username}/follow`, {
@@ -205,7 +205,7 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('ignores a JSON body it does not need', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const res = await app.request('POST', `/api/profiles/${jake.username}/follow`, { token: jane.token, body: {} })
@@ -214,7 +214,7 @@ describe('POST /api/profiles/:username/follow', () => {
   })
 
   test('lists the followed user\'s articles in the follower\'s feed', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await app.request('POST', '/api/articles', {
@@ -233,7 +233,7 @@ describe('POST /api/profiles/:username/follow', () => {
 
 describe('DELETE /api/profiles/:username/follow', () => {
   test('unfollows the user and answers the profile with following false', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await follow(app, jake.username, jane.token)
@@ -245,7 +245,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
   })
 
   test('is idempotent: unfollowing twice answers 200 both times', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await follow(app, jake.username, jane.token)
@@ -256,7 +256,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
   })
 
   test('answers 200 for a user the caller never followed', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const res = await unfollow(app, jake.username, jane.token)
@@ -265,7 +265,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
   })
 
   test('removes only the caller\'s follow', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const bob = await registerUser(app)
@@ -277,7 +277,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
   })
 
   test('answers 401 "is missing" without a token and keeps the follow', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await follow(app, jake.username, jane.token)
@@ -288,7 +288,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
   })
 
   test('returns 404 for an unknown user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const res = await unfollow(app, 'nobody', jake.token)
     expect(res.status).toBe(404)
@@ -296,7 +296,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
   })
 
   test('works with Content-Type: application/json and an empty body', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await follow(app, jake.username, jane.token)

@@ -11,7 +11,7 @@ describe('the request timeout', () => {
   // Bun's HTTP layer itself after about 10 s, whatever the setting.)
   test('closes a connection whose body stalls, after the configured idle time', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-timeout-'))
-    const running = serve(
+    const running = await serve(
       { ...defaults, port: 0, host: '127.0.0.1', databasePath: join(dir, 'c.db'), requestTimeoutSeconds: 1 },
       silentLogger,
     )

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { openDatabase } from '../src/db/database.ts'
-import { migrate } from '../src/db/migrate.ts'
+import { openDatabase } from '../src/db/sqlite/open.ts'
+import { migrate } from '../src/db/sqlite/migrate.ts'
 import { seedDatabase } from '../src/db/seed.ts'
 
 const TABLES = ['users', 'follows', 'articles', 'tags', 'article_tags', 'favorites', 'comments', 'counters']

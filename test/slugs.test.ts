@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { nextFreeSlug, SLUG_MAX, slugify } from '../src/articles/slug.ts'
+import { firstFreeSuffix, SLUG_MAX, slugify } from '../src/articles/slug.ts'
 import { conduitApp } from './support/conduit.ts'
 import { createArticle, registerUser } from './support/fixtures.ts'
 
@@ -79,26 +79,25 @@ describe('slugify', () => {
   })
 })
 
-describe('nextFreeSlug', () => {
-  test('uses the base when it is free', () => {
-    expect(nextFreeSlug('hello', [])).toBe('hello')
-    expect(nextFreeSlug('hello', ['hello-2', 'hello-world'])).toBe('hello')
+describe('firstFreeSuffix', () => {
+  test('starts at 2', () => {
+    expect(firstFreeSuffix('hello', [])).toBe(2)
+    expect(firstFreeSuffix('hello', ['hello', 'hello-world'])).toBe(2)
   })
 
-  test('uses the smallest free numbered suffix from 2 up', () => {
-    expect(nextFreeSlug('hello', ['hello'])).toBe('hello-2')
-    expect(nextFreeSlug('hello', ['hello', 'hello-2'])).toBe('hello-3')
-    expect(nextFreeSlug('hello', ['hello', 'hello-3'])).toBe('hello-2')
+  test('takes the smallest free numbered suffix from 2 up', () => {
+    expect(firstFreeSuffix('hello', ['hello', 'hello-2'])).toBe(3)
+    expect(firstFreeSuffix('hello', ['hello', 'hello-3'])).toBe(2)
   })
 
   test('does not count look-alike slugs as taken suffixes', () => {
-    expect(nextFreeSlug('hello', ['hello', 'hello-02', 'hello-2x', 'hello-world', 'hello-0'])).toBe('hello-2')
+    expect(firstFreeSuffix('hello', ['hello', 'hello-02', 'hello-2x', 'hello-world', 'hello-0'])).toBe(2)
   })
 })
 
 describe('slugs through HTTP', () => {
   test('gives the same title x, x-2 and x-3', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const slugs = []
     for (let i = 0; i < 3; i++) slugs.push((await createArticle(app, jake.token, { title: 'Same Title' })).slug)
@@ -111,7 +110,7 @@ describe('slugs through HTTP', () => {
   })
 
   test('gives titles with the same slug but different spelling distinct slugs', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const a = await createArticle(app, jake.token, { title: 'Crème brûlée' })
     const b = await createArticle(app, jake.token, { title: 'CREME BRULEE!' })
@@ -119,7 +118,7 @@ describe('slugs through HTTP', () => {
   })
 
   test('gives ten concurrent creations of one title x and x-2 to x-10', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -137,7 +136,7 @@ describe('slugs through HTTP', () => {
   })
 
   test('treats a title ending in a number as a base of its own', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const slugs = []
     for (const title of ['Top 10', 'Top', 'Top', 'Top 2']) slugs.push((await createArticle(app, jake.token, { title })).slug)
@@ -146,7 +145,7 @@ describe('slugs through HTTP', () => {
   })
 
   test('derives the slug of a title in another script and serves it percent-encoded', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { title: 'Ünïcödé – 日本語!' })
     expect(slug).toBe('unicode-日本語')
@@ -156,7 +155,7 @@ describe('slugs through HTTP', () => {
   })
 
   test('caps the slug of a 200-character title at 100 characters', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { title: 'word '.repeat(40).trim() })
     expect(slug.length).toBeLessThanOrEqual(100)
@@ -164,8 +163,31 @@ describe('slugs through HTTP', () => {
     expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(200)
   })
 
+  test('never hands out a suffix twice: after x-2 is deleted the next is x-4, and a free base is used again', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    const slugs = []
+    for (let i = 0; i < 3; i++) slugs.push((await createArticle(app, jake.token, { title: 'Again' })).slug)
+    expect(slugs).toEqual(['again', 'again-2', 'again-3'])
+    for (const slug of ['again-2', 'again']) {
+      expect((await app.request('DELETE', `/api/articles/${slug}`, { token: jake.token })).status).toBe(204)
+    }
+    // the base is the contract's first choice whenever it is free; numbers never come back
+    expect((await createArticle(app, jake.token, { title: 'Again' })).slug).toBe('again')
+    expect((await createArticle(app, jake.token, { title: 'Again' })).slug).toBe('again-4')
+  })
+
+  test('allocating a suffix costs the same however many articles share the base', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    for (let i = 0; i < 30; i++) await createArticle(app, jake.token, { title: 'Popular' })
+    // one counter row per base: the database holds the next number, not a scan of the taken ones
+    expect(await app.db.count("SELECT next FROM slug_counters WHERE base = 'popular'")).toBe(31)
+    expect((await createArticle(app, jake.token, { title: 'Popular' })).slug).toBe('popular-31')
+  })
+
   test('names titles without letters or digits "article", then "article-2"', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const first = await createArticle(app, jake.token, { title: '!!!' })
     const second = await createArticle(app, jake.token, { title: '🐉 🔥' })
@@ -173,7 +195,7 @@ describe('slugs through HTTP', () => {
   })
 
   test('lower-cases the slug of a title written with compatibility capitals', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { title: 'ℌello 𝐖orld' })
     expect(slug).toBe('hello-world')

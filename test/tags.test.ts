@@ -12,7 +12,7 @@ const tags = async (app: TestApp) => {
 
 describe('GET /api/tags', () => {
   test('is empty when no article carries a tag', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     expect(await tags(app)).toEqual([])
     const jake = await registerUser(app)
     await createArticle(app, jake.token)
@@ -20,7 +20,7 @@ describe('GET /api/tags', () => {
   })
 
   test('shows a new tag to a reader who listed the tags before', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     expect(await tags(app)).toEqual([])
     await createArticle(app, jake.token, { tagList: ['fresh'] })
@@ -28,7 +28,7 @@ describe('GET /api/tags', () => {
   })
 
   test('lists each tag once, most used first, ties in ascending code-point order', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { tagList: ['dragons', 'training', 'beta'] })
     await createArticle(app, jake.token, { tagList: ['dragons', 'training', 'Zeta'] })
@@ -38,7 +38,7 @@ describe('GET /api/tags', () => {
   })
 
   test('needs no token and still answers with one', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { tagList: ['x'] })
     const res = await app.request('GET', '/api/tags', { token: jake.token })
@@ -47,7 +47,7 @@ describe('GET /api/tags', () => {
   })
 
   test('drops a tag when its last article is deleted, and reorders the rest', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const a = await createArticle(app, jake.token, { tagList: ['solo', 'shared', 'b'] })
     await createArticle(app, jake.token, { tagList: ['shared', 'a'] })
@@ -61,7 +61,7 @@ describe('GET /api/tags', () => {
   })
 
   test('drops a tag when the tags of its last article are replaced', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { tagList: ['old', 'kept'] })
     await createArticle(app, jake.token, { tagList: ['kept'] })
@@ -71,7 +71,7 @@ describe('GET /api/tags', () => {
   })
 
   test('drops every tag of an article whose tagList is emptied, and brings one back when reused', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { tagList: ['x', 'y'] })
     const cleared = await app.request('PUT', `/api/articles/${slug}`, { token: jake.token, body: { article: { tagList: [] } } })
@@ -82,7 +82,7 @@ describe('GET /api/tags', () => {
   })
 
   test('keeps a tag counted once per article however often a request repeats it', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { tagList: ['many', 'many', ' many '] })
     await createArticle(app, jake.token, { tagList: ['b'] })

@@ -31,7 +31,7 @@ const LONG_EMAIL_255 = `${'a'.repeat(64)}@${'x'.repeat(61)}.${'y'.repeat(60)}.${
 
 describe('POST /api/users (register)', () => {
   test('creates a user and answers 201 with the user, a token, and null bio and image', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser()
     const res = await register(app, user)
     expect(res.status).toBe(201)
@@ -39,7 +39,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('returns a token that authenticates GET /api/user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser()
     const res = await register(app, user)
     const me = await app.request('GET', '/api/user', { token: res.body.user.token })
@@ -48,18 +48,18 @@ describe('POST /api/users (register)', () => {
   })
 
   test('never echoes the password and never stores it in clear', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser()
     const res = await register(app, user)
     expect(res.status).toBe(201)
     expect(res.text).not.toContain(SECRET)
     expect(res.body.user.password).toBeUndefined()
-    const row = app.db.query('SELECT * FROM users WHERE username = ?').get(user.username) as Record<string, unknown>
+    const row = (await app.db.get('SELECT * FROM users WHERE username = ?', user.username))!
     expect(JSON.stringify(row)).not.toContain(SECRET)
   })
 
   test('stores the email lower-cased', async () => {
-    const app = testApp()
+    const app = await testApp()
     const username = unique()
     const res = await register(app, { username, email: `${username.toUpperCase()}@Example.COM`, password: SECRET })
     expect(res.status).toBe(201)
@@ -67,7 +67,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('accepts a username of letters, digits, underscore, hyphen and dot', async () => {
-    const app = testApp()
+    const app = await testApp()
     const username = `Jake_the-Dog.${unique('x')}`
     const res = await register(app, { username, email: `${unique()}@example.com`, password: SECRET })
     expect(res.status).toBe(201)
@@ -75,7 +75,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('accepts a 1-character and a 40-character username', async () => {
-    const app = testApp()
+    const app = await testApp()
     for (const username of ['j', 'k'.repeat(40)]) {
       const res = await register(app, { username, email: `${unique()}@example.com`, password: SECRET })
       expect(res.status).toBe(201)
@@ -84,7 +84,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('accepts an email of exactly 254 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect(LONG_EMAIL_254).toHaveLength(254)
     const res = await register(app, newUser({ email: LONG_EMAIL_254 }))
     expect(res.status).toBe(201)
@@ -92,7 +92,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('accepts passwords of exactly 8 and 256 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     for (const password of ['12345678', 'p'.repeat(256)]) {
       const user = newUser({ password })
       expect((await register(app, user)).status).toBe(201)
@@ -101,7 +101,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('ignores unknown extra fields inside and outside the wrapper', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser()
     const res = await app.request('POST', '/api/users', {
       body: { user: { ...user, admin: true, id: 999, favoriteColor: 'blue' }, extra: 'ignored' },
@@ -111,7 +111,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('ignores unknown extra fields also when another field fails', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', {
       body: { user: { ...newUser({ password: 'short' }), admin: true }, extra: 'ignored' },
     })
@@ -119,7 +119,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('reports a missing username, email and password all at once', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect422(await register(app, {}), {
       username: ["can't be blank"],
       email: ["can't be blank"],
@@ -128,7 +128,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('reports every failing field at once', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await register(app, { username: 'has space', email: 'not-an-email', password: 'short' })
     expect422(res, {
       username: ['is invalid'],
@@ -138,17 +138,17 @@ describe('POST /api/users (register)', () => {
   })
 
   test('rejects an empty username as blank', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect422(await register(app, newUser({ username: '' })), { username: ["can't be blank"] })
   })
 
   test('rejects an empty email as blank', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect422(await register(app, newUser({ email: '' })), { email: ["can't be blank"] })
   })
 
   test('rejects a username of 41 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect422(await register(app, newUser({ username: 'a'.repeat(41) })), {
       username: ['is too long (maximum is 40 characters)'],
     })
@@ -157,7 +157,7 @@ describe('POST /api/users (register)', () => {
   test.each(['jake doe', 'jake@doe', 'jake!', 'jake/doe', 'jake+1', "o'neil", 'ja%ke'])(
     'rejects the username %p for its characters',
     async (username) => {
-      const app = testApp()
+      const app = await testApp()
       expect422(await register(app, newUser({ username })), { username: ['is invalid'] })
     },
   )
@@ -165,13 +165,13 @@ describe('POST /api/users (register)', () => {
   test.each(['plainaddress', 'no-at.example.com', '@example.com', 'jake@', 'jake@example', 'ja ke@example.com', 'jake@@example.com'])(
     'rejects the implausible email %p',
     async (email) => {
-      const app = testApp()
+      const app = await testApp()
       expect422(await register(app, newUser({ email })), { email: ['is invalid'] })
     },
   )
 
   test('rejects an email of 255 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect(LONG_EMAIL_255).toHaveLength(255)
     expect422(await register(app, newUser({ email: LONG_EMAIL_255 })), {
       email: ['is too long (maximum is 254 characters)'],
@@ -179,14 +179,14 @@ describe('POST /api/users (register)', () => {
   })
 
   test('rejects a password of 7 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await register(app, newUser({ password: 'Secret7' }))
     expect422(res, { password: ['is too short (minimum is 8 characters)'] })
     expect(res.text).not.toContain('Secret7')
   })
 
   test('rejects a password of 257 characters without echoing it', async () => {
-    const app = testApp()
+    const app = await testApp()
     const password = `${SECRET}${'q'.repeat(257 - SECRET.length)}`
     const res = await register(app, newUser({ password }))
     expect422(res, { password: ['is too long (maximum is 256 characters)'] })
@@ -194,7 +194,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('does not trim the password: surrounding spaces are part of it', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser({ password: `  ${SECRET}  ` })
     expect((await register(app, user)).status).toBe(201)
     expect((await login(app, { email: user.email, password: SECRET })).status).toBe(401)
@@ -209,7 +209,7 @@ describe('POST /api/users (register)', () => {
     ['email', { address: 'a@b.co' }, 'email'],
     ['password', null, 'password'],
   ])('rejects a %s of the wrong JSON type (%p) with a 422 on that field', async (field, value, key) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await register(app, newUser({ [field]: value }))
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors)).toEqual([key])
@@ -218,14 +218,14 @@ describe('POST /api/users (register)', () => {
   })
 
   test('rejects a wrong-typed password with a readable message that does not echo it', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await register(app, newUser({ password: 87654321 }))
     expect422(res, { password: ['must be a string'] })
     expect(res.text).not.toContain('87654321')
   })
 
   test('rejects a body without the user wrapper', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser()
     const res = await app.request('POST', '/api/users', { body: user })
     expect422(res, { user: ["can't be blank"] })
@@ -238,12 +238,12 @@ describe('POST /api/users (register)', () => {
     ['an array', [{ username: 'jake', email: 'jake@example.com', password: 'password123' }]],
     ['null', null],
   ])('rejects a user wrapper that is %s', async (_what, user) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', { body: { user } })
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors).length).toBeGreaterThan(0)
     for (const messages of Object.values(res.body.errors)) expect(messages).toEqual([expect.any(String)])
-    expect((app.db.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(0)
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(0)
   })
 
   test.each([
@@ -252,7 +252,7 @@ describe('POST /api/users (register)', () => {
     ['a number', '42'],
     ['null', 'null'],
   ])('rejects a JSON body that is %s with a 422', async (_what, raw) => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', { body: raw })
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors).length).toBeGreaterThan(0)
@@ -260,14 +260,14 @@ describe('POST /api/users (register)', () => {
   })
 
   test('rejects an empty body with a 422, not a crash', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', { body: '' })
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors).length).toBeGreaterThan(0)
   })
 
   test('answers 400 for malformed JSON', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', { body: `{"user": {"username": "jake", "password": "${SECRET}"` })
     expect(res.status).toBe(400)
     expect(res.body).toEqual({ errors: { body: ['is not valid JSON'] } })
@@ -275,7 +275,7 @@ describe('POST /api/users (register)', () => {
   })
 
   test('answers 400 for malformed JSON whatever the Content-Type', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users', {
       body: "{user: {username: 'jake'}}",
       headers: { 'content-type': 'text/plain' },
@@ -285,32 +285,32 @@ describe('POST /api/users (register)', () => {
   })
 
   test('rejects a taken email', async () => {
-    const app = testApp()
+    const app = await testApp()
     const first = await registerUser(app)
     expect422(await register(app, newUser({ email: first.email })), { email: ['has already been taken'] })
   })
 
   test('rejects a taken email in another letter case', async () => {
-    const app = testApp()
+    const app = await testApp()
     const first = await registerUser(app)
     expect422(await register(app, newUser({ email: first.email.toUpperCase() })), { email: ['has already been taken'] })
   })
 
   test('rejects a taken username', async () => {
-    const app = testApp()
+    const app = await testApp()
     const first = await registerUser(app)
     expect422(await register(app, newUser({ username: first.username })), { username: ['has already been taken'] })
   })
 
   test('rejects a username taken in another ASCII letter case', async () => {
-    const app = testApp()
+    const app = await testApp()
     const first = await registerUser(app, { username: 'JakeTheDog' })
     expect422(await register(app, newUser({ username: 'jAKEtHEdOG' })), { username: ['has already been taken'] })
     expect(first.username).toBe('JakeTheDog')
   })
 
   test('reports both a taken email and a taken username at once', async () => {
-    const app = testApp()
+    const app = await testApp()
     const first = await registerUser(app)
     const res = await register(app, { username: first.username, email: first.email, password: SECRET })
     expect422(res, { email: ['has already been taken'], username: ['has already been taken'] })
@@ -318,16 +318,16 @@ describe('POST /api/users (register)', () => {
   })
 
   test('a failed registration creates nothing', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = newUser()
     expect((await register(app, { ...user, password: 'short' })).status).toBe(422)
     expect((await register(app, user)).status).toBe(201)
-    const count = app.db.query('SELECT count(*) AS n FROM users').get() as { n: number }
+    const count = { n: await app.db.count('SELECT count(*) FROM users') }
     expect(count.n).toBe(1)
   })
 
   test('two simultaneous registrations of one email give exactly one 201', async () => {
-    const app = testApp()
+    const app = await testApp()
     const email = `${unique()}@example.com`
     const results = await Promise.all(
       Array.from({ length: 5 }, () => register(app, { username: unique(), email, password: SECRET })),
@@ -342,7 +342,7 @@ describe('POST /api/users (register)', () => {
 
 describe('POST /api/users/login', () => {
   test('answers 200 with the user and a working token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { password: SECRET })
     const res = await login(app, { email: user.email, password: SECRET })
     expect(res.status).toBe(200)
@@ -354,7 +354,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('finds the account whatever the letter case of the email', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { password: SECRET })
     const res = await login(app, { email: user.email.toUpperCase(), password: SECRET })
     expect(res.status).toBe(200)
@@ -362,7 +362,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('answers 401 for an unknown email', async () => {
-    const app = testApp()
+    const app = await testApp()
     await registerUser(app, { password: SECRET })
     const res = await login(app, { email: 'nobody@example.com', password: SECRET })
     expect(res.status).toBe(401)
@@ -371,7 +371,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('answers 401 for a wrong password', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { password: SECRET })
     const res = await login(app, { email: user.email, password: `${SECRET}x` })
     expect(res.status).toBe(401)
@@ -380,7 +380,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('answers the same for an unknown email and a wrong password', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const unknown = await login(app, { email: 'nobody@example.com', password: 'password123' })
     const wrong = await login(app, { email: user.email, password: 'wrong-password' })
@@ -389,24 +389,24 @@ describe('POST /api/users/login', () => {
   })
 
   test('is case-sensitive about the password', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { password: SECRET })
     expect((await login(app, { email: user.email, password: SECRET.toLowerCase() })).status).toBe(401)
   })
 
   test('reports a missing email and password at once', async () => {
-    const app = testApp()
+    const app = await testApp()
     expect422(await login(app, {}), { email: ["can't be blank"], password: ["can't be blank"] })
   })
 
   test('reports a missing password without touching the email', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect422(await login(app, { email: user.email }), { password: ["can't be blank"] })
   })
 
   test('rejects a wrong-typed password with a 422 that does not echo it', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await login(app, { email: user.email, password: 13572468 })
     expect422(res, { password: ['must be a string'] })
@@ -414,7 +414,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('rejects a body without the user wrapper', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { password: SECRET })
     const res = await app.request('POST', '/api/users/login', { body: { email: user.email, password: SECRET } })
     expect422(res, { user: ["can't be blank"] })
@@ -422,7 +422,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('ignores unknown extra fields', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { password: SECRET })
     const res = await login(app, { email: user.email, password: SECRET, username: 'someone-else', remember: true })
     expect(res.status).toBe(200)
@@ -430,7 +430,7 @@ describe('POST /api/users/login', () => {
   })
 
   test('answers 400 for malformed JSON', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('POST', '/api/users/login', { body: `{"user":{"email":"a@b.co","password":"${SECRET}"}` })
     expect(res.status).toBe(400)
     expect(res.body).toEqual({ errors: { body: ['is not valid JSON'] } })
@@ -440,7 +440,7 @@ describe('POST /api/users/login', () => {
 
 describe('GET /api/user', () => {
   test('answers the current user with a fresh token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('GET', '/api/user', { token: user.token })
     expect(res.status).toBe(200)
@@ -449,7 +449,7 @@ describe('GET /api/user', () => {
   })
 
   test('answers the caller, not another user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const res = await app.request('GET', '/api/user', { token: jane.token })
@@ -458,14 +458,14 @@ describe('GET /api/user', () => {
   })
 
   test('answers 401 "is missing" without a token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('GET', '/api/user')
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is missing'] } })
   })
 
   test('answers 401 "is invalid" with a garbage token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('GET', '/api/user', { token: 'not-a-jwt' })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is invalid'] } })
@@ -474,7 +474,7 @@ describe('GET /api/user', () => {
 
 describe('PUT /api/user', () => {
   test('updates every field at once and answers the updated user', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const username = unique('renamed')
     const changes = {
@@ -493,7 +493,7 @@ describe('PUT /api/user', () => {
   })
 
   test('changes only the fields given', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     await update(app, user.token, { bio: 'first bio', image: 'http://example.com/a.jpg' })
     const res = await update(app, user.token, { bio: 'second bio' })
@@ -502,7 +502,7 @@ describe('PUT /api/user', () => {
   })
 
   test('accepts an empty user object and changes nothing', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     await update(app, user.token, { bio: 'kept' })
     const res = await update(app, user.token, {})
@@ -511,7 +511,7 @@ describe('PUT /api/user', () => {
   })
 
   test('stores a new email lower-cased and logs in with it', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await update(app, user.token, { email: 'New.Address@Example.COM' })
     expect(res.status).toBe(200)
@@ -524,7 +524,7 @@ describe('PUT /api/user', () => {
     ['null', null],
     ['an empty string', ''],
   ])('clears bio and image with %s', async (_what, value) => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const set = await update(app, user.token, { bio: 'something', image: 'https://example.com/x.png' })
     expect(set.body.user.bio).toBe('something')
@@ -538,7 +538,7 @@ describe('PUT /api/user', () => {
   })
 
   test('accepts a bio of exactly 4000 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const bio = 'b'.repeat(4000)
     const res = await update(app, user.token, { bio })
@@ -547,7 +547,7 @@ describe('PUT /api/user', () => {
   })
 
   test('rejects a bio of 4001 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect422(await update(app, user.token, { bio: 'b'.repeat(4001) }), {
       bio: ['is too long (maximum is 4000 characters)'],
@@ -555,7 +555,7 @@ describe('PUT /api/user', () => {
   })
 
   test('accepts an image URL of exactly 2048 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const prefix = 'https://example.com/'
     const image = prefix + 'i'.repeat(2048 - prefix.length)
@@ -565,7 +565,7 @@ describe('PUT /api/user', () => {
   })
 
   test('rejects an image URL of 2049 characters', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const prefix = 'https://example.com/'
     expect422(await update(app, user.token, { image: prefix + 'i'.repeat(2049 - prefix.length) }), {
@@ -576,7 +576,7 @@ describe('PUT /api/user', () => {
   test.each(['http://example.com/a.png', 'https://cdn.example.com/u/1/avatar.jpg?size=200'])(
     'accepts the http(s) image URL %p',
     async (image) => {
-      const app = testApp()
+      const app = await testApp()
       const user = await registerUser(app)
       const res = await update(app, user.token, { image })
       expect(res.status).toBe(200)
@@ -593,13 +593,13 @@ describe('PUT /api/user', () => {
     'https://',
     'https://exa mple.com/a.png',
   ])('rejects the image %p', async (image) => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect422(await update(app, user.token, { image }), { image: ['is invalid'] })
   })
 
   test('applies the username rules', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect422(await update(app, user.token, { username: 'has space' }), { username: ['is invalid'] })
     expect422(await update(app, user.token, { username: 'u'.repeat(41) }), {
@@ -609,7 +609,7 @@ describe('PUT /api/user', () => {
   })
 
   test('applies the email rules', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect422(await update(app, user.token, { email: 'not-an-email' }), { email: ['is invalid'] })
     expect422(await update(app, user.token, { email: LONG_EMAIL_255 }), {
@@ -619,7 +619,7 @@ describe('PUT /api/user', () => {
   })
 
   test('applies the password rules without echoing the password', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const short = await update(app, user.token, { password: 'Secret7' })
     expect422(short, { password: ['is too short (minimum is 8 characters)'] })
@@ -630,7 +630,7 @@ describe('PUT /api/user', () => {
   })
 
   test('reports every failing field at once and changes nothing', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await update(app, user.token, {
       username: 'bad name',
@@ -659,13 +659,13 @@ describe('PUT /api/user', () => {
     ['email', null, 'must be a string'],
     ['password', { value: 'x' }, 'must be a string'],
   ])('rejects a %s of the wrong JSON type (%p)', async (field, value, message) => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect422(await update(app, user.token, { [field]: value }), { [field]: [message] })
   })
 
   test('rejects a body without the user wrapper', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('PUT', '/api/user', { token: user.token, body: { bio: 'unwrapped' } })
     expect422(res, { user: ["can't be blank"] })
@@ -679,7 +679,7 @@ describe('PUT /api/user', () => {
     ['an array', [{ bio: 'x' }]],
     ['null', null],
   ])('rejects a user wrapper that is %s with a 422', async (_what, user) => {
-    const app = testApp()
+    const app = await testApp()
     const registered = await registerUser(app)
     const res = await app.request('PUT', '/api/user', { token: registered.token, body: { user } })
     expect(res.status).toBe(422)
@@ -688,7 +688,7 @@ describe('PUT /api/user', () => {
   })
 
   test('ignores unknown extra fields', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await update(app, user.token, { bio: 'hello', token: 'forged', id: 1, following: true })
     expect(res.status).toBe(200)
@@ -697,7 +697,7 @@ describe('PUT /api/user', () => {
   })
 
   test('ignores unknown extra fields also when another field fails', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('PUT', '/api/user', {
       token: user.token,
@@ -707,7 +707,7 @@ describe('PUT /api/user', () => {
   })
 
   test('answers 400 for malformed JSON and changes nothing', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await app.request('PUT', '/api/user', { token: user.token, body: '{"user": {"bio": "x"' })
     expect(res.status).toBe(400)
@@ -716,14 +716,14 @@ describe('PUT /api/user', () => {
   })
 
   test('answers 401 "is missing" without a token', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await app.request('PUT', '/api/user', { body: { user: { bio: 'x' } } })
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ errors: { token: ['is missing'] } })
   })
 
   test('rejects an email taken by another user, in any letter case', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     expect422(await update(app, jane.token, { email: jake.email }), { email: ['has already been taken'] })
@@ -731,7 +731,7 @@ describe('PUT /api/user', () => {
   })
 
   test('rejects a username taken by another user, in any ASCII letter case', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     expect422(await update(app, jane.token, { username: jake.username }), { username: ['has already been taken'] })
@@ -743,7 +743,7 @@ describe('PUT /api/user', () => {
   })
 
   test('reports a taken email and a taken username at once', async () => {
-    const app = testApp()
+    const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     expect422(await update(app, jane.token, { username: jake.username, email: jake.email }), {
@@ -753,7 +753,7 @@ describe('PUT /api/user', () => {
   })
 
   test('accepts the caller\'s own email and username unchanged', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const res = await update(app, user.token, { username: user.username, email: user.email })
     expect(res.status).toBe(200)
@@ -761,7 +761,7 @@ describe('PUT /api/user', () => {
   })
 
   test('lets the caller change the letter case of their own username', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app, { username: 'lowercase' })
     const res = await update(app, user.token, { username: 'LowerCase' })
     expect(res.status).toBe(200)
@@ -769,7 +769,7 @@ describe('PUT /api/user', () => {
   })
 
   test('a password change revokes every earlier token, and the response token works', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     const loginToken = (await login(app, { email: user.email, password: user.password })).body.user.token as string
     const res = await update(app, user.token, { password: SECRET })
@@ -787,7 +787,7 @@ describe('PUT /api/user', () => {
   })
 
   test('after a password change only the new password logs in', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect((await update(app, user.token, { password: SECRET })).status).toBe(200)
     const old = await login(app, { email: user.email, password: user.password })
@@ -799,14 +799,14 @@ describe('PUT /api/user', () => {
   })
 
   test('an update without a password keeps earlier tokens valid', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect((await update(app, user.token, { bio: 'still me', username: unique('other') })).status).toBe(200)
     expect((await app.request('GET', '/api/user', { token: user.token })).status).toBe(200)
   })
 
   test('a rejected password change revokes nothing', async () => {
-    const app = testApp()
+    const app = await testApp()
     const user = await registerUser(app)
     expect((await update(app, user.token, { password: 'short' })).status).toBe(422)
     expect((await app.request('GET', '/api/user', { token: user.token })).status).toBe(200)

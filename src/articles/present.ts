@@ -1,42 +1,22 @@
+import type { ArticleRow } from './store.ts'
+
 /**
- * One function turns article rows into the contract's JSON. The parts that
- * are the same for every viewer (`head`, `mid`) are built once and cached;
- * a viewer's two flags are spliced in per request:
+ * Articles as the contract's JSON, built from parts that are the same for
+ * every viewer and cached apart: the article's own text (`head`), its count,
+ * and its author (see src/profiles/present.ts). A viewer's two flags are
+ * spliced in per request:
  *
- *   head + favorited + mid + following + "}}"
+ *   head + favorited + ',"favoritesCount":' + count + ',"author":' + author + following + '}}'
  */
-
-/** The columns every article read selects (`a` the article, `u` its author). */
-export const articleColumns = (withBody: boolean) => `a.id, a.author_id, a.slug, a.title, a.description,${
-  withBody ? ' a.body,' : ''
-} a.created_at, a.updated_at, a.favorites_count, u.username, u.bio, u.image,
-  (SELECT group_concat(t.name, char(31)) FROM article_tags at JOIN tags t ON t.id = at.tag_id
-   WHERE at.article_id = a.id) AS tags`
-
-export interface ArticleRow {
-  id: number
-  author_id: number
-  slug: string
-  title: string
-  description: string
-  body?: string
-  created_at: number
-  updated_at: number
-  favorites_count: number
-  username: string
-  bio: string | null
-  image: string | null
-  /** tag names joined by U+001F, in no particular order; null for none */
-  tags: string | null
-}
-
 export interface ArticleParts {
+  id: number
   authorId: number
+  /** `{"slug":…,"favorited":` */
   head: string
-  mid: string
+  count: number
 }
 
-/** Tags sort by code point (as SQLite compares UTF-8), not by UTF-16 unit. */
+/** Tags sort by code point (as SQLite and PostgreSQL's "C" collation compare UTF-8), not by UTF-16 unit. */
 export function byCodePoint(a: string, b: string): number {
   const n = Math.min(a.length, b.length)
   for (let i = 0; i < n; i++) {
@@ -53,19 +33,17 @@ const iso = (ms: number) => s(new Date(ms).toISOString())
 
 /** The viewer-independent parts of an article (with `body` when the row has it). */
 export function articleParts(r: ArticleRow): ArticleParts {
-  const tags = r.tags === null ? [] : r.tags.split('\u001f').sort(byCodePoint)
   const body = r.body === undefined ? '' : `"body":${s(r.body)},`
   return {
+    id: r.id,
     authorId: r.author_id,
     head:
       `{"slug":${s(r.slug)},"title":${s(r.title)},"description":${s(r.description)},${body}` +
-      `"tagList":${s(tags)},"createdAt":${iso(r.created_at)},"updatedAt":${iso(r.updated_at)},"favorited":`,
-    mid: `,"favoritesCount":${r.favorites_count},"author":{"username":${s(r.username)},"bio":${s(r.bio)},"image":${s(
-      r.image,
-    )},"following":`,
+      `"tagList":${s([...r.tags].sort(byCodePoint))},"createdAt":${iso(r.created_at)},"updatedAt":${iso(r.updated_at)},"favorited":`,
+    count: r.favorites_count,
   }
 }
 
-/** The finished article JSON for a viewer. */
-export const articleJson = (p: ArticleParts, favorited: boolean, following: boolean) =>
-  `${p.head}${favorited}${p.mid}${following}}}`
+/** The finished article JSON for a viewer; `author` is the author's profile up to its `following` value. */
+export const articleJson = (p: ArticleParts, author: string, favorited: boolean, following: boolean) =>
+  `${p.head}${favorited},"favoritesCount":${p.count},"author":${author}${following}}}`

@@ -1,11 +1,13 @@
 import { Elysia, t } from 'elysia'
-import { authPlugin, type Tokens } from '../auth/plugin.ts'
-import { notFound } from '../errors.ts'
+import { authPlugin, type Tokens, type Viewer } from '../auth/plugin.ts'
+import { unprocessable } from '../errors.ts'
 import { noContent, rawJson } from '../http/respond.ts'
 import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
-import type { ListQueries } from './list.ts'
-import type { ArticleQueries } from './queries.ts'
+import { usernameKey } from '../users/username.ts'
+import type { ListFilters } from './list-store.ts'
+import { type ArticleReads, writtenJson } from './reads.ts'
+import type { ArticleStore } from './store.ts'
 import {
   ArticleListResponse,
   ArticleResponse,
@@ -21,7 +23,19 @@ const tags = ['Articles']
 const MAX_LIMIT = 100
 const PAGE_PARAMS: ReadonlySet<string> = new Set(['limit', 'offset'])
 const LIST_PARAMS: ReadonlySet<string> = new Set(['tag', 'author', 'favorited', 'limit', 'offset'])
+/** Values one filter may take at once: each is an index walk, and a page merges them. */
+export const MAX_FILTER_VALUES = 10
 const asList = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+function filtersOf(q: { tag?: string | string[]; author?: string | string[]; favorited?: string | string[] }): ListFilters {
+  const f = { tag: asList(q.tag), author: asList(q.author), favorited: asList(q.favorited) }
+  const tooMany = Object.entries(f).filter(([, v]) => v.length > MAX_FILTER_VALUES)
+  if (tooMany.length) {
+    throw unprocessable(Object.fromEntries(tooMany.map(([k]) => [k, [`has too many values (maximum is ${MAX_FILTER_VALUES})`]])))
+  }
+  // a value with U+0000 names nothing that can be stored: it matches nothing, as '' does
+  const named = (v: string) => (v.includes('\u0000') ? '' : v)
+  return { tag: f.tag.map(named), author: f.author.map((v) => usernameKey(named(v))), favorited: f.favorited.map((v) => usernameKey(named(v))) }
+}
 const page = (q: { limit?: string; offset?: string }) => ({
   limit: Math.min(Number(q.limit ?? 20), MAX_LIMIT),
   // past the end is an empty page, however far
@@ -30,24 +44,18 @@ const page = (q: { limit?: string; offset?: string }) => ({
 
 /** Articles, the feed and favorites. */
 interface Deps {
-  articles: ArticleQueries
-  lists: ListQueries
+  articles: ArticleStore
+  reads: ArticleReads
   tokens: Tokens
   responses: ResponseCache
 }
 
-export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
-  const articleJson = (slug: string, viewer: number) => {
-    const json = articles.json(slug, viewer)
-    if (json === null) throw notFound('article')
-    return `{"article":${json}}`
-  }
+export function articleRoutes({ articles, reads, tokens, responses }: Deps) {
   // Favorite and unfavorite differ only in direction; both answer the article.
   const favorite =
     (on: boolean) =>
-    ({ params, viewer, set }: { params: { slug: string }; viewer: { id: number }; set: { headers: unknown } }) => {
-      return rawJson(`{"article":${articles.setFavorite(viewer.id, params.slug, on)}}`, set)
-    }
+    async ({ params, viewer, set }: { params: { slug: string }; viewer: Viewer; set: { headers: unknown } }) =>
+      rawJson(writtenJson(await articles.setFavorite(viewer, params.slug, on)), set)
   const favoriteHook = (summary: string) => ({
     auth: true as const,
     params: SlugParams,
@@ -59,17 +67,10 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
     .use(authPlugin(tokens))
     .get(
       '/articles',
-      ({ query, viewer, set, request }) =>
-        rawJson(
-          responses.body(viewer, request.url, LIST_PARAMS, (id) =>
-            lists.list(
-              { tag: asList(query.tag), author: asList(query.author), favorited: asList(query.favorited) },
-              page(query),
-              id,
-            ),
-          ),
-          set,
-        ),
+      async ({ query, viewer, set, request }) => {
+        const filters = filtersOf(query)
+        return rawJson(await responses.body(viewer, request.url, LIST_PARAMS, (id) => reads.list(filters, page(query), id)), set)
+      },
       {
         optionalAuth: true,
         query: ListQuery,
@@ -77,13 +78,13 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
         detail: {
           summary: 'List articles',
           description:
-            'Newest first. `tag`, `author` and `favorited` may each be repeated (ANY of the values); different parameters combine with AND.',
+            'Newest first. `tag`, `author` and `favorited` may each be repeated (ANY of the values, at most 10 each); different parameters combine with AND.',
           tags,
           security: [{}, ...tokenAuth],
         },
       },
     )
-    .get('/articles/feed', ({ query, viewer, set, request }) => rawJson(responses.body(viewer, request.url, PAGE_PARAMS, (id) => lists.feed(page(query), id)), set), {
+    .get('/articles/feed', async ({ query, viewer, set, request }) => rawJson(await responses.body(viewer, request.url, PAGE_PARAMS, (id) => reads.feed(page(query), id)), set), {
       auth: true,
       query: FeedQuery,
       response: { 200: ArticleListResponse, 401: errors[401], 422: errors[422] },
@@ -91,7 +92,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
     })
     .post(
       '/articles',
-      ({ body, viewer, set }) => rawJson(`{"article":${articles.create(viewer.id, body.article)}}`, set, 201),
+      async ({ body, viewer, set }) => rawJson(writtenJson(await articles.create(viewer, body.article)), set, 201),
       {
         auth: true,
         transform: ({ body }) => normalizeArticleBody(body),
@@ -101,7 +102,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
         detail: { summary: 'Create an article', tags, security: tokenAuth },
       },
     )
-    .get('/articles/:slug', ({ params, viewer, set, request }) => rawJson(responses.body(viewer, request.url, NO_PARAMS, (id) => articleJson(params.slug, id)), set), {
+    .get('/articles/:slug', async ({ params, viewer, set, request }) => rawJson(await responses.body(viewer, request.url, NO_PARAMS, (id) => reads.article(params.slug, id)), set), {
       optionalAuth: true,
       params: SlugParams,
       response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },
@@ -109,8 +110,7 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
     })
     .put(
       '/articles/:slug',
-      ({ params, body, viewer, set }) =>
-        rawJson(`{"article":${articles.update(viewer.id, params.slug, body.article)}}`, set),
+      async ({ params, body, viewer, set }) => rawJson(writtenJson(await articles.update(viewer, params.slug, body.article)), set),
       {
         auth: true,
         params: SlugParams,
@@ -128,8 +128,8 @@ export function articleRoutes({ articles, lists, tokens, responses }: Deps) {
     )
     .delete(
       '/articles/:slug',
-      ({ params, viewer, set }) => {
-        articles.delete(viewer.id, params.slug)
+      async ({ params, viewer, set }) => {
+        await articles.delete(viewer, params.slug)
         return noContent(set)
       },
       {

@@ -21,20 +21,20 @@ export function slugify(title: string): string {
   return cut || 'article'
 }
 
-/** The next free slug: `base` itself, else the smallest free of `base-2`, `base-3`, ... */
-export function nextFreeSlug(base: string, taken: Iterable<string>): string {
+/**
+ * The suffix number to start a base's counter at: the smallest N >= 2 whose
+ * `base-N` is not in `taken` (the contract's "next free"). Used once per
+ * base, the first time it is taken twice; the counter goes on from there.
+ */
+export function firstFreeSuffix(base: string, taken: Iterable<string>): number {
   const used = new Set<number>()
   const prefix = `${base}-`
   for (const slug of taken) {
-    if (slug === base) used.add(1)
-    else if (slug.startsWith(prefix)) {
-      const rest = slug.slice(prefix.length)
-      if (/^[1-9]\d*$/.test(rest)) used.add(Number(rest))
-    }
+    if (!slug.startsWith(prefix)) continue
+    const rest = slug.slice(prefix.length)
+    if (/^[1-9]\d{0,14}$/.test(rest)) used.add(Number(rest))
   }
-  if (!used.has(1)) return base
   let n = 2
   while (used.has(n)) n++
-  return `${prefix}${n}`
+  return n
 }
-

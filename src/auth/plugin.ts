@@ -1,19 +1,23 @@
 import { Elysia } from 'elysia'
-import { type ChangeTracker, VersionedCache } from '../db/changes.ts'
+import type { Caches } from '../cache/caches.ts'
+import { keys } from '../cache/keys.ts'
 import { unauthorized } from '../errors.ts'
-import type { UserQueries } from '../users/queries.ts'
+import type { UserStore } from '../users/store.ts'
+import { usernameKey } from '../users/username.ts'
 import { type Claims, signToken, verifyToken } from './jwt.ts'
 
 /** Who is calling: the user a valid token names. */
 export interface Viewer {
   id: number
   username: string
+  /** the normalised username (what list filters and change keys use) */
+  usernameKey: string
 }
 
 export interface Tokens {
   issue(user: { id: number; token_version: number }): string
   /** `undefined` header: anonymous. A present but unusable header: 401, also on optional routes. */
-  authenticate(header: string | undefined): Viewer | null
+  authenticate(header: string | undefined): Promise<Viewer | null>
   /**
    * Without any work: 0 for no header, the user id for a token verified
    * earlier and still valid, undefined when it would take a full check.
@@ -22,38 +26,50 @@ export interface Tokens {
 }
 
 const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
+/** Longer than any token this service issues (about 200 characters): refused before any work. */
+const MAX_TOKEN_LENGTH = 1024
 
-export function tokens(secret: string, ttlSeconds: number, users: UserQueries, changes: ChangeTracker): Tokens {
-  // Verified headers, until their expiry or any change to a user (a password
-  // change revokes tokens; any user update or foreign commit empties this).
-  const verified = new VersionedCache<string, Viewer & { exp: number }>(changes.users, 10_000)
-  const fresh = (header: string) => {
-    const v = verified.peek(header)
+/**
+ * Tokens: HS256 JWTs carrying the user id and the user's token version.
+ * Verified tokens are cached by the token itself (not the header, whose
+ * spacing and scheme case vary) until their expiry or a change to their user
+ * (a password change revokes tokens: see src/cache/keys.ts).
+ */
+export function tokens(secret: string, ttlSeconds: number, users: UserStore, caches: Caches): Tokens {
+  const tokenOf = (header: string) => {
+    const token = SCHEME.exec(header)?.[1]
+    return token !== undefined && token.length <= MAX_TOKEN_LENGTH ? token : undefined
+  }
+  const fresh = (token: string) => {
+    const v = caches.tokens.get(token)
     return v && v.exp > Date.now() / 1000 ? v : undefined
   }
   return {
     verified(header) {
       if (header === undefined) return 0
-      return fresh(header)?.id
+      const token = tokenOf(header)
+      return token === undefined ? undefined : fresh(token)?.id
     },
     issue(user) {
       const iat = Math.floor(Date.now() / 1000)
       const claims: Claims = { sub: user.id, ver: user.token_version, iat, exp: iat + ttlSeconds }
       return signToken(secret, claims)
     },
-    authenticate(header) {
+    async authenticate(header) {
       if (header === undefined) return null
-      const known = fresh(header)
-      if (known) return { id: known.id, username: known.username }
-      const token = SCHEME.exec(header)?.[1]
-      if (!token) throw unauthorized('is invalid')
+      const token = tokenOf(header)
+      if (token === undefined) throw unauthorized('is invalid')
+      const known = fresh(token)
+      if (known) return { id: known.id, username: known.username, usernameKey: known.usernameKey }
       const claims = verifyToken(secret, token)
       if (!claims) throw unauthorized('is invalid')
-      const user = users.byId(claims.sub)
+      const at = caches.versions.clock
+      const user = await users.byId(claims.sub)
       // a deleted user, or a token issued before the last password change
       if (!user || user.token_version !== claims.ver) throw unauthorized('is invalid')
-      verified.get(header, () => ({ id: user.id, username: user.username, exp: claims.exp }))
-      return { id: user.id, username: user.username }
+      const viewer = { id: user.id, username: user.username, usernameKey: usernameKey(user.username) }
+      caches.tokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)
+      return viewer
     },
   }
 }
@@ -68,8 +84,8 @@ export function tokens(secret: string, ttlSeconds: number, users: UserQueries, c
  */
 export function authPlugin(t: Tokens) {
   const seen = new WeakMap<Request, Viewer | null>()
-  const check = (request: Request, required: boolean) => {
-    const viewer = t.authenticate(request.headers.get('authorization') ?? undefined)
+  const check = async (request: Request, required: boolean) => {
+    const viewer = await t.authenticate(request.headers.get('authorization') ?? undefined)
     if (!viewer && required) throw unauthorized('is missing')
     seen.set(request, viewer)
   }

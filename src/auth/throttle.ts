@@ -1,17 +1,51 @@
+import { createHash } from 'node:crypto'
 import type { Config } from '../config.ts'
+import type { Awaitable } from '../db/store.ts'
 import { HttpError } from '../errors.ts'
-import type { LoginGuard } from '../users/routes.ts'
 
-interface Window {
-  failures: number
+/** One window's state after a hit. */
+export interface WindowState {
+  hits: number
   resetAt: number
 }
 
-/** Entries kept per map at most: a flood of made-up emails cannot grow memory without bound. */
-const MAX_ENTRIES = 100_000
+/**
+ * Throttling windows kept in the database, so every process and instance
+ * shares one budget. A window starts at its first hit and lasts `windowMs`;
+ * keys are fixed-size digests (never an email or an address).
+ */
+export interface ThrottleStore {
+  /** Counts one hit in each key's window, atomically; the states after counting, in order. */
+  hit(keys: readonly string[], windowMs: number, now: number): Awaitable<WindowState[]>
+  /** Ends a window (a successful login clears its pair). */
+  reset(key: string): Awaitable<void>
+  /** Takes one hit back (a successful login lowers its account's count). */
+  undo(key: string): Awaitable<void>
+  /** Deletes expired windows, then the soonest-expiring ones beyond `maxRows`. */
+  purge(now: number, maxRows: number): Awaitable<void>
+}
+
+/** Windows kept at most: a flood of made-up emails or addresses cannot grow the table without bound. */
+export const MAX_THROTTLE_ROWS = 100_000
+
+/** 128 bits of SHA-256, base64url: the same size whatever the input. */
+export const digest = (kind: string, ...parts: string[]) =>
+  `${kind}:${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 22)}`
+
+const refuse = (key: string, message: string, resetAt: number, now: number) => {
+  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000))
+  return new HttpError(429, { [key]: [message] }, { 'retry-after': String(retryAfter) })
+}
+const LOGIN = 'too many failed attempts; try again later'
+
+export interface LoginGuard {
+  /** Counts an attempt as failed until it succeeds; throws a 429 when this (account, address) may not try now. */
+  attempt(email: string, address: string): Promise<void>
+  succeeded(email: string, address: string): Promise<void>
+}
 
 /**
- * Failed-login throttling, in memory, per instance:
+ * Failed-login throttling:
  * - per (account, client address) pair: after `perPair` failures in the
  *   window that pair gets 429 until the window ends — one attacker cannot
  *   keep guessing, and the real owner elsewhere is not locked out;
@@ -19,51 +53,41 @@ const MAX_ENTRIES = 100_000
  *   guessing distributed over many addresses.
  * Every attempt counts as a failure until it succeeds (then its pair is
  * cleared): a burst of concurrent guesses cannot all slip through while their
- * password checks are still running. Registration is never throttled.
+ * password checks are still running.
  */
-export function loginThrottle(settings: Config['loginThrottle'], now: () => number = Date.now): LoginGuard {
-  if (!settings.enabled) return { attempt() {}, succeeded() {} }
+export function loginThrottle(settings: Config['loginThrottle'], store: ThrottleStore, now: () => number = Date.now): LoginGuard {
+  if (!settings.enabled) return { async attempt() {}, async succeeded() {} }
   const windowMs = settings.windowSeconds * 1000
-  const pairs = new Map<string, Window>()
-  const accounts = new Map<string, Window>()
-  const pairKey = (email: string, address: string) => `${email}\u0000${address}`
-
-  const current = (map: Map<string, Window>, key: string): Window | undefined => {
-    const w = map.get(key)
-    if (w && w.resetAt <= now()) {
-      map.delete(key)
-      return undefined
-    }
-    return w
-  }
-  const bump = (map: Map<string, Window>, key: string, by = 1) => {
-    const w = current(map, key)
-    if (w) {
-      w.failures = Math.max(0, w.failures + by)
-      return
-    }
-    if (by < 0) return
-    if (map.size >= MAX_ENTRIES) map.delete(map.keys().next().value!) // oldest first (insertion order)
-    map.set(key, { failures: 1, resetAt: now() + windowMs })
-  }
-  const refuse = (w: Window) => {
-    const retryAfter = Math.max(1, Math.ceil((w.resetAt - now()) / 1000))
-    return new HttpError(429, { login: ['too many failed attempts; try again later'] }, { 'retry-after': String(retryAfter) })
-  }
-
+  const keysOf = (email: string, address: string) => [digest('pair', email, address), digest('account', email)] as const
   return {
-    attempt(email, address) {
-      const key = pairKey(email, address)
-      const pair = current(pairs, key)
-      if (pair && pair.failures >= settings.perPair) throw refuse(pair)
-      const account = current(accounts, email)
-      if (account && account.failures >= settings.perAccount) throw refuse(account)
-      bump(pairs, key)
-      bump(accounts, email)
+    async attempt(email, address) {
+      const t = now()
+      const [pair, account] = await store.hit(keysOf(email, address), windowMs, t)
+      if (pair!.hits > settings.perPair) throw refuse('login', LOGIN, pair!.resetAt, t)
+      if (account!.hits > settings.perAccount) throw refuse('login', LOGIN, account!.resetAt, t)
     },
-    succeeded(email, address) {
-      pairs.delete(pairKey(email, address))
-      bump(accounts, email, -1)
+    async succeeded(email, address) {
+      const [pair, account] = keysOf(email, address)
+      await store.reset(pair)
+      await store.undo(account)
+    },
+  }
+}
+
+export interface RegistrationGuard {
+  /** Counts a registration attempt from `address`; throws a 429 past the limit. */
+  attempt(address: string): Promise<void>
+}
+
+/** Registrations per client address and window (every attempt counts, taken email or not). */
+export function registrationThrottle(settings: Config['registrationThrottle'], store: ThrottleStore, now: () => number = Date.now): RegistrationGuard {
+  if (!settings.enabled) return { async attempt() {} }
+  const windowMs = settings.windowSeconds * 1000
+  return {
+    async attempt(address) {
+      const t = now()
+      const [w] = await store.hit([digest('register', address)], windowMs, t)
+      if (w!.hits > settings.perAddress) throw refuse('registration', 'too many attempts from this address; try again later', w!.resetAt, t)
     },
   }
 }

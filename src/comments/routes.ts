@@ -4,21 +4,28 @@ import { noContent, rawJson } from '../http/respond.ts'
 import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
 import { SlugParams } from '../articles/schemas.ts'
-import type { CommentQueries } from './queries.ts'
+import { commentJson, type CommentReads } from './reads.ts'
+import type { CommentStore } from './store.ts'
 import { CommentListResponse, CommentParams, CommentResponse, NewCommentBody, normalizeCommentBody } from './schemas.ts'
 
 const tags = ['Comments']
 /** Path ids are decimal integers; anything else names no comment (404). */
 const commentId = (raw: string) => (/^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN)
 
-export function commentRoutes({ comments, tokens, responses }: { comments: CommentQueries; tokens: Tokens; responses: ResponseCache }) {
+interface Deps {
+  comments: CommentStore
+  reads: CommentReads
+  tokens: Tokens
+  responses: ResponseCache
+}
+
+export function commentRoutes({ comments, reads, tokens, responses }: Deps) {
   return new Elysia()
     .use(authPlugin(tokens))
     .get(
       '/articles/:slug/comments',
-      ({ params, viewer, set, request }) => {
-        return rawJson(responses.body(viewer, request.url, NO_PARAMS, (id) => `{"comments":${comments.list(params.slug, id)}}`), set)
-      },
+      async ({ params, viewer, set, request }) =>
+        rawJson(await responses.body(viewer, request.url, NO_PARAMS, (id) => reads.list(params.slug, id)), set),
       {
       optionalAuth: true,
       params: SlugParams,
@@ -28,7 +35,9 @@ export function commentRoutes({ comments, tokens, responses }: { comments: Comme
     )
     .post(
       '/articles/:slug/comments',
-      ({ params, body, viewer, set }) => rawJson(`{"comment":${comments.add(viewer.id, params.slug, body.comment.body)}}`, set),
+      // a comment's author is the viewer, who never follows themselves
+      async ({ params, body, viewer, set }) =>
+        rawJson(`{"comment":${commentJson(await comments.add(viewer.id, params.slug, body.comment.body), false)}}`, set),
       {
         auth: true,
         params: SlugParams,
@@ -41,8 +50,8 @@ export function commentRoutes({ comments, tokens, responses }: { comments: Comme
     )
     .delete(
       '/articles/:slug/comments/:id',
-      ({ params, viewer, set }) => {
-        comments.delete(viewer.id, params.slug, commentId(params.id))
+      async ({ params, viewer, set }) => {
+        await comments.delete(viewer.id, params.slug, commentId(params.id))
         return noContent(set)
       },
       {

@@ -54,10 +54,10 @@ export function seedDatabase(db: Database, o: SeedOptions): Record<string, numbe
     for (const t of triggers) db.run(`DROP TRIGGER ${t.name}`)
 
     const insertUser = db.prepare(
-      'INSERT INTO users (id, username, email, password_hash, bio, image, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO users (id, username, username_key, email, password_hash, bio, image, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     )
     for (let i = 1; i <= o.users; i++) {
-      insertUser.run(i, `user${i}`, `user${i}@example.com`, o.passwordHash, i % 3 ? `I am user ${i}.` : null, null, start)
+      insertUser.run(i, `user${i}`, `user${i}`, `user${i}@example.com`, o.passwordHash, i % 3 ? `I am user ${i}.` : null, null, start)
     }
     counts.users = o.users
     log(`users: ${o.users}`)

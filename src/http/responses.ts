@@ -1,37 +1,52 @@
-import { type ChangeTracker, VersionedCache } from '../db/changes.ts'
+import type { Built } from '../cache/cache.ts'
+import type { Caches } from '../cache/caches.ts'
+
+const encoder = new TextEncoder()
+
+export const NO_PARAMS: ReadonlySet<string> = new Set()
 
 /**
  * Finished bodies of successful GETs (article lists, articles, comments,
- * tags), per viewer and URL: what a viewer sees at a URL changes only when
- * stored data changes, and every change empties the cache (see changes.ts).
- * Bodies are kept UTF-8 encoded, ready to send. Bounded by entries and bytes.
+ * profiles, tags), per viewer and path with query, kept UTF-8 encoded and
+ * ready to send. Each remembers what it was built from and is dropped exactly
+ * when one of those parts changes (see src/cache/versions.ts).
  */
 export class ResponseCache {
-  private readonly cache: VersionedCache<string, Uint8Array>
-  constructor(changes: ChangeTracker, maxEntries = 10_000, maxBytes = 16 * 1024 * 1024) {
-    this.cache = new VersionedCache(changes, maxEntries, maxBytes)
-  }
+  constructor(private readonly caches: Caches) {}
 
   /**
    * The body for `viewer` (null: anonymous) at `url`, built on a miss. Only
    * URLs whose query names nothing but `params` are kept: parameters the API
    * ignores would otherwise let anyone fill the cache with copies.
    */
-  body(viewer: { id: number } | null, url: string, params: ReadonlySet<string>, build: (viewer: number) => string): Uint8Array | string {
+  async body(
+    viewer: { id: number } | null,
+    url: string,
+    params: ReadonlySet<string>,
+    build: (viewer: number) => Promise<Built<string>>,
+  ): Promise<Uint8Array> {
     const id = viewer?.id ?? 0
-    if (!onlyParams(url, params)) return build(id)
-    return this.cache.get(`${id} ${url}`, () => encoder.encode(build(id)))
+    const key = cacheKey(id, url)
+    const hit = this.caches.responses.get(key)
+    if (hit) return hit
+    const at = this.caches.versions.clock
+    const built = await build(id)
+    const bytes = encoder.encode(built.value)
+    if (onlyParams(url, params)) this.caches.responses.set(key, { value: bytes, deps: built.deps }, at)
+    return bytes
   }
 
-  /** The cached body, if any, without building it. */
+  /** The cached body, if any and still valid, without building it. */
   peek(viewer: number, url: string): Uint8Array | undefined {
-    return this.cache.peek(`${viewer} ${url}`)
+    return this.caches.responses.get(cacheKey(viewer, url))
   }
 }
 
-const encoder = new TextEncoder()
-
-export const NO_PARAMS: ReadonlySet<string> = new Set()
+/** Keyed by viewer and path with query: the Host header names no different content. */
+function cacheKey(viewer: number, url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  return `${viewer} ${start < 0 ? '/' : url.slice(start)}`
+}
 
 function onlyParams(url: string, params: ReadonlySet<string>): boolean {
   const q = url.indexOf('?')

@@ -18,7 +18,7 @@ import { type ErrorMap, unprocessable } from '../errors.ts'
  * strings are a named format that checks both; the limits are kept for the
  * message.
  */
-const charLimits = new Map<string, { min: number; max: number; notBlank: boolean }>()
+const charLimits = new Map<string, { min: number; max: number; notBlank: boolean; problem?: (v: string) => string | undefined }>()
 export function codePoints(v: string, stopAfter = Infinity): number {
   let n = 0
   for (const _ of v) if (++n > stopAfter) break
@@ -34,14 +34,26 @@ export function text(
   format: string,
   min: number,
   max: number,
-  options: { valid?: (v: string) => boolean; description?: string; notBlank?: boolean } = {},
+  options: {
+    valid?: (v: string) => boolean
+    /** like `valid`, naming what is wrong (the message after the field's name) */
+    problem?: (v: string) => string | undefined
+    description?: string
+    notBlank?: boolean
+    /** U+0000 is refused everywhere it would be stored (PostgreSQL text cannot hold it); passwords, only hashed, keep it */
+    allowNul?: boolean
+  } = {},
 ) {
   if (!charLimits.has(format)) {
     const notBlank = options.notBlank ?? false
-    charLimits.set(format, { min, max, notBlank })
+    const nul = options.allowNul ? undefined : (v: string) => (v.includes('\u0000') ? 'must not contain the NUL character' : undefined)
+    const problem = nul && options.problem ? (v: string) => nul(v) ?? options.problem!(v) : (nul ?? options.problem)
+    charLimits.set(format, { min, max, notBlank, problem })
     FormatRegistry.Set(format, (v) => {
       const n = codePoints(v, max)
-      return n >= min && n <= max && !(notBlank && v.trim() === '') && (options.valid?.(v) ?? true)
+      return (
+        n >= min && n <= max && !(notBlank && v.trim() === '') && (options.valid?.(v) ?? true) && problem?.(v) === undefined
+      )
     })
   }
   const description = options.description ?? `${min}-${max.toLocaleString('en')} characters`
@@ -83,6 +95,8 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
           return limits.min === 1 ? "can't be blank" : `is too short (minimum is ${limits.min} characters)`
         }
         if (n > limits.max) return `is too long (maximum is ${limits.max} characters)`
+        const problem = limits.problem?.(e.value)
+        if (problem) return problem
       }
       return formatMessages[s.format as string] ?? 'is invalid'
     }

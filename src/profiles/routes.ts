@@ -1,26 +1,31 @@
 import { Elysia } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
-import { notFound, unprocessable } from '../errors.ts'
+import { unprocessable } from '../errors.ts'
+import { rawJson } from '../http/respond.ts'
+import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
 import { errors, tokenAuth } from '../http/schemas.ts'
-import { presentProfile, type ProfileQueries } from './queries.ts'
+import { profileHead, profileJson } from './present.ts'
+import type { ProfileReads } from './reads.ts'
 import { ProfileResponse, UsernameParams } from './schemas.ts'
+import type { ProfileStore } from './store.ts'
 
 const tags = ['Profile']
 
+interface Deps {
+  profiles: ProfileStore
+  reads: ProfileReads
+  tokens: Tokens
+  responses: ResponseCache
+}
+
 /** Profiles and following: GET /profiles/:username, POST and DELETE /profiles/:username/follow. */
-export function profileRoutes({ profiles, tokens }: { profiles: ProfileQueries; tokens: Tokens }) {
-  const find = (username: string, viewer: number) => {
-    const p = profiles.byUsername(username, viewer)
-    if (!p) throw notFound('profile')
-    return p
-  }
+export function profileRoutes({ profiles, reads, tokens, responses }: Deps) {
   // Both directions are idempotent: following twice or unfollowing a stranger is a 200.
-  const setFollowing = (viewer: number, username: string, follow: boolean) => {
-    const target = find(username, viewer)
+  const setFollowing = async (viewer: number, username: string, follow: boolean, set: { headers: unknown }) => {
+    const target = await reads.byName(username)
     if (target.id === viewer) throw unprocessable({ profile: ['cannot follow yourself'] })
-    if (follow) profiles.follow(viewer, target.id)
-    else profiles.unfollow(viewer, target.id)
-    return { profile: presentProfile({ ...target, following: follow ? 1 : 0 }) }
+    await profiles.setFollowing(viewer, target.id, follow)
+    return rawJson(`{"profile":${profileJson(profileHead(target), follow)}}`, set)
   }
   const followResponse = { 200: ProfileResponse, 401: errors[401], 404: errors[404], 422: errors[422] }
 
@@ -28,7 +33,8 @@ export function profileRoutes({ profiles, tokens }: { profiles: ProfileQueries; 
     .use(authPlugin(tokens))
     .get(
       '/profiles/:username',
-      ({ params, viewer }) => ({ profile: presentProfile(find(params.username, viewer?.id ?? 0)) }),
+      async ({ params, viewer, set, request }) =>
+        rawJson(await responses.body(viewer, request.url, NO_PARAMS, (id) => reads.profile(params.username, id)), set),
       {
         optionalAuth: true,
         params: UsernameParams,
@@ -36,13 +42,13 @@ export function profileRoutes({ profiles, tokens }: { profiles: ProfileQueries; 
         detail: { summary: 'Get a profile', tags, security: [{}, ...tokenAuth] },
       },
     )
-    .post('/profiles/:username/follow', ({ params, viewer }) => setFollowing(viewer.id, params.username, true), {
+    .post('/profiles/:username/follow', ({ params, viewer, set }) => setFollowing(viewer.id, params.username, true, set), {
       auth: true,
       params: UsernameParams,
       response: followResponse,
       detail: { summary: 'Follow a user', tags, security: tokenAuth },
     })
-    .delete('/profiles/:username/follow', ({ params, viewer }) => setFollowing(viewer.id, params.username, false), {
+    .delete('/profiles/:username/follow', ({ params, viewer, set }) => setFollowing(viewer.id, params.username, false, set), {
       auth: true,
       params: UsernameParams,
       response: followResponse,

@@ -1,30 +1,27 @@
-import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { authPlugin, type Tokens } from '../auth/plugin.ts'
 import type { PasswordHasher } from '../auth/password.ts'
+import type { LoginGuard, RegistrationGuard } from '../auth/throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
-import type { UserQueries, UserRow } from './queries.ts'
+import type { UserRow, UserStore } from './store.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
-
-export interface LoginGuard {
-  /** Counts an attempt as failed until it succeeds; throws a 429 when this (account, address) may not try now. */
-  attempt(email: string, address: string): void
-  succeeded(email: string, address: string): void
-}
+import { usernameKey } from './username.ts'
 
 interface Deps {
-  users: UserQueries
+  users: UserStore
   tokens: Tokens
   passwords: PasswordHasher
   loginGuard: LoginGuard
-  clientAddress(request: Request, server: Server<unknown> | null): string
+  registrationGuard: RegistrationGuard
+  /** the client's address: the socket's peer, or the proxy's word for it (TRUST_PROXY) */
+  clientAddress(request: Request): string
 }
 
 const invalidLogin = () => new HttpError(401, { 'email or password': ['is invalid'] })
 
 /** Users and authentication: POST /users, POST /users/login, GET and PUT /user. */
-export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress }: Deps) {
+export function userRoutes({ users, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps) {
   const present = (u: UserRow) => ({
     user: { email: u.email, token: tokens.issue(u), username: u.username, bio: u.bio, image: u.image },
   })
@@ -33,9 +30,11 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
     .use(authPlugin(tokens))
     .post(
       '/users',
-      async ({ body, set }) => {
+      async ({ body, set, request }) => {
         const { username, email, password } = body.user
-        const user = users.create({ username, email, passwordHash: await passwords.hash(password) })
+        await registrationGuard.attempt(clientAddress(request))
+        const passwordHash = await passwords.hash(password)
+        const user = await users.create({ username, usernameKey: usernameKey(username), email, passwordHash })
         set.status = 201
         return present(user)
       },
@@ -44,19 +43,23 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
         ...jsonBody,
         body: RegisterBody,
         response: { 201: UserResponse, 400: errors[400], 422: errors[422] },
-        detail: { summary: 'Register', tags: ['User and Authentication'] },
+        detail: {
+          summary: 'Register',
+          description: 'Registrations are throttled per client address (429 with Retry-After).',
+          tags: ['User and Authentication'],
+        },
       },
     )
     .post(
       '/users/login',
-      async ({ body, request, server }) => {
+      async ({ body, request }) => {
         const { email, password } = body.user
-        const address = clientAddress(request, server)
-        loginGuard.attempt(email, address)
-        const found = users.credentialsByEmail(email)
+        const address = clientAddress(request)
+        await loginGuard.attempt(email, address)
+        const found = await users.credentialsByEmail(email)
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
         if (!found || !ok) throw invalidLogin()
-        loginGuard.succeeded(email, address)
+        await loginGuard.succeeded(email, address)
         return present(found)
       },
       {
@@ -73,8 +76,8 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
     )
     .get(
       '/user',
-      ({ viewer }) => {
-        const user = users.byId(viewer.id)
+      async ({ viewer }) => {
+        const user = await users.byId(viewer.id)
         if (!user) throw notFound('user')
         return present(user)
       },
@@ -89,7 +92,8 @@ export function userRoutes({ users, tokens, passwords, loginGuard, clientAddress
       async ({ body, viewer }) => {
         const { password, ...rest } = body.user
         const passwordHash = password === undefined ? undefined : await passwords.hash(password)
-        const user = users.update(viewer.id, { ...rest, passwordHash })
+        const key = rest.username === undefined ? undefined : usernameKey(rest.username)
+        const user = await users.update(viewer.id, { ...rest, usernameKey: key, passwordHash })
         if (!user) throw notFound('user')
         // A password change bumped token_version: the fresh token below is the
         // only one that still works.

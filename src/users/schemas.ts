@@ -1,16 +1,18 @@
 import { t } from 'elysia'
 import { NullableString } from '../http/schemas.ts'
 import { isHttpUrl, requireObjectWrapper, text } from '../http/validation.ts'
+import { normalizeUsername, usernameProblem } from './username.ts'
 
 export const Username = text('username', 1, 40, {
-  valid: (v) => /^[\p{L}\p{N}_.-]+$/u.test(v),
-  description: '1-40 letters, digits, `_`, `-`, `.`; unique ignoring ASCII case',
+  problem: usernameProblem,
+  description:
+    '1-40 letters, digits, `_`, `-`, `.` (stored in Unicode NFKC; no invisible characters, no mixing of scripts); unique ignoring ASCII case',
 })
 export const Email = text('email', 1, 254, {
   valid: (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(v),
   description: 'stored lower-cased; unique',
 })
-export const Password = { ...text('password', 8, 256), writeOnly: true }
+export const Password = { ...text('password', 8, 256, { allowNul: true }), writeOnly: true }
 export const Bio = t.Union([text('bio', 0, 4000), t.Null()], { description: 'at most 4,000 characters; `null` or "" clears it' })
 export const Image = t.Union([text('image-url', 1, 2048, { valid: isHttpUrl }), t.Null()], {
   description: 'an http(s) URL of at most 2,048 characters; `null` or "" clears it',
@@ -20,7 +22,7 @@ export const RegisterBody = t.Object({
   user: t.Object({ username: Username, email: Email, password: Password }),
 })
 export const LoginBody = t.Object({
-  user: t.Object({ email: t.String({ minLength: 1 }), password: t.String({ minLength: 1, writeOnly: true }) }),
+  user: t.Object({ email: Email, password: t.String({ minLength: 1, maxLength: 1024, writeOnly: true }) }),
 })
 export const UpdateUserBody = t.Object({
   user: t.Object({
@@ -45,7 +47,8 @@ type Loose = { user?: Record<string, unknown> }
 
 /**
  * Runs before validation: emails are compared lower-cased and trimmed,
- * usernames trimmed, and "" clears bio / image like null does.
+ * usernames trimmed and put in Unicode NFKC, and "" clears bio / image like
+ * null does.
  * Passwords are never touched.
  */
 export function normalizeUserBody(body: unknown): void {
@@ -53,7 +56,7 @@ export function normalizeUserBody(body: unknown): void {
   const u = (body as Loose | null)?.user
   if (!u || typeof u !== 'object') return
   if (typeof u.email === 'string') u.email = u.email.trim().toLowerCase()
-  if (typeof u.username === 'string') u.username = u.username.trim()
+  if (typeof u.username === 'string') u.username = normalizeUsername(u.username.trim())
   for (const k of ['bio', 'image'] as const) {
     if (typeof u[k] === 'string' && (u[k] as string).trim() === '') u[k] = null
   }

@@ -176,7 +176,12 @@ export interface StartOptions {
   args?: string[]
 }
 
-const baseEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' })
+/** What every binary under test gets: registrations are not throttled (tests register many users from one address). */
+const baseEnv = (): Record<string, string> => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: process.env.HOME ?? '/tmp',
+  REGISTRATION_THROTTLE: 'false',
+})
 
 /** Starts the binary and waits (bounded) until GET /health answers 200. */
 export async function startServer(binary: string, options: StartOptions = {}): Promise<Server> {

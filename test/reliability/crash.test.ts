@@ -4,6 +4,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ApiResponse, api, installBinary, type Server, startServer, tempDir, useBinary, withTimeout } from '../e2e/support.ts'
 import { storageViolations } from './invariants.ts'
+import { binaryDatabase, onPostgres, type QueryDb, sqliteQueries } from '../support/backend.ts'
 import { mulberry32 } from '../../src/random.ts'
 
 /**
@@ -319,39 +320,37 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
 
 // ------------------------------------------------------------------ reading what is stored
 
-function readFile(path: string): Actual {
-  const db = new Database(path, { readonly: true })
-  try {
-    const actual: Actual = { users: new Map(), articles: new Map(), comments: new Map(), favorites: new Set(), follows: new Set() }
-    for (const u of db.query('SELECT username, email, bio, image FROM users').all() as { username: string; email: string; bio: string | null; image: string | null }[]) {
-      actual.users.set(u.username, { email: u.email, bio: u.bio, image: u.image })
-    }
-    const articles = db
-      .query(
-        `SELECT a.slug, a.title, a.description, a.body, u.username AS author, a.favorites_count AS favoritesCount,
-           (SELECT json_group_array(name) FROM (SELECT t.name FROM article_tags x JOIN tags t ON t.id = x.tag_id WHERE x.article_id = a.id ORDER BY t.name)) AS tags
-         FROM articles a JOIN users u ON u.id = a.author_id`,
-      )
-      .all() as (Omit<ArticleFields, 'tagList'> & { slug: string; tags: string; favoritesCount: number })[]
-    for (const { slug, tags, ...rest } of articles) actual.articles.set(slug, { ...rest, tagList: sortedTags(JSON.parse(tags)) })
-    for (const c of db
-      .query('SELECT c.id, a.slug, c.body, u.username AS author FROM comments c JOIN articles a ON a.id = c.article_id JOIN users u ON u.id = c.author_id')
-      .all() as { id: number; slug: string; body: string; author: string }[]) {
-      actual.comments.set(c.id, { slug: c.slug, body: c.body, author: c.author })
-    }
-    for (const f of db.query('SELECT u.username, a.slug FROM favorites f JOIN users u ON u.id = f.user_id JOIN articles a ON a.id = f.article_id').all() as { username: string; slug: string }[]) {
-      actual.favorites.add(pairKey(f.username, f.slug))
-    }
-    for (const f of db.query('SELECT a.username AS follower, b.username AS followee FROM follows f JOIN users a ON a.id = f.follower_id JOIN users b ON b.id = f.followee_id').all() as {
-      follower: string
-      followee: string
-    }[]) {
-      actual.follows.add(pairKey(f.follower, f.followee))
-    }
-    return actual
-  } finally {
-    db.close()
+/** The stored state, read from the database itself (the server is dead, or never asked). */
+async function readDb(db: QueryDb): Promise<Actual> {
+  const actual: Actual = { users: new Map(), articles: new Map(), comments: new Map(), favorites: new Set(), follows: new Set() }
+  for (const u of await db.all<{ username: string; email: string; bio: string | null; image: string | null }>('SELECT username, email, bio, image FROM users')) {
+    actual.users.set(u.username, { email: u.email, bio: u.bio, image: u.image })
   }
+  const tags = new Map<number, string[]>()
+  for (const t of await db.all<{ article_id: number; name: string }>('SELECT x.article_id, t.name FROM article_tags x JOIN tags t ON t.id = x.tag_id')) {
+    tags.set(t.article_id, [...(tags.get(t.article_id) ?? []), t.name])
+  }
+  const articles = await db.all<Omit<ArticleFields, 'tagList'> & { id: number; slug: string; favoritesCount: number }>(
+    `SELECT a.id, a.slug, a.title, a.description, a.body, u.username AS author, a.favorites_count AS "favoritesCount"
+     FROM articles a JOIN users u ON u.id = a.author_id`,
+  )
+  for (const { id, slug, ...rest } of articles) actual.articles.set(slug, { ...rest, tagList: sortedTags(tags.get(id) ?? []) })
+  for (const c of await db.all<{ id: number; slug: string; body: string; author: string }>(
+    'SELECT c.id, a.slug, c.body, u.username AS author FROM comments c JOIN articles a ON a.id = c.article_id JOIN users u ON u.id = c.author_id',
+  )) {
+    actual.comments.set(c.id, { slug: c.slug, body: c.body, author: c.author })
+  }
+  for (const f of await db.all<{ username: string; slug: string }>(
+    'SELECT u.username, a.slug FROM favorites f JOIN users u ON u.id = f.user_id JOIN articles a ON a.id = f.article_id',
+  )) {
+    actual.favorites.add(pairKey(f.username, f.slug))
+  }
+  for (const f of await db.all<{ follower: string; followee: string }>(
+    'SELECT a.username AS follower, b.username AS followee FROM follows f JOIN users a ON a.id = f.follower_id JOIN users b ON b.id = f.followee_id',
+  )) {
+    actual.follows.add(pairKey(f.follower, f.followee))
+  }
+  return actual
 }
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -622,13 +621,17 @@ function copyDatabase(dir: string, into: string): string {
   return target
 }
 
-function checkFile(path: string): string[] {
-  // a read-write connection: it may need to rebuild the WAL index of the copy
-  const db = new Database(path)
+/**
+ * The stored state and its invariants, read while the server is dead: on
+ * SQLite from a copy of the file and its WAL (so the check neither recovers
+ * nor checkpoints the original), on PostgreSQL from the database.
+ */
+async function inspect(database: Awaited<ReturnType<typeof binaryDatabase>>, dir: string, into: string) {
+  const db = onPostgres ? database.queries(dir) : sqliteQueries(new Database(copyDatabase(dir, into)))
   try {
-    return storageViolations(db)
+    return { violations: await storageViolations(db), stored: await readDb(db) }
   } finally {
-    db.close()
+    await db.close()
   }
 }
 
@@ -639,7 +642,8 @@ test(
     const r = rng(SEED)
     const dir = installBinary(binary())
     const scratch = tempDir('conduit-crash-check-')
-    const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error' }
+    const database = await binaryDatabase()
+    const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...database.env }
     const model = new Model()
     const mine = Array.from({ length: WORKERS }, () => ({ users: [] as string[], articles: [] as string[], comments: [] as number[] }))
     let server: Server = await startServer(binary(), { dir, env })
@@ -660,10 +664,9 @@ test(
       expect(ctx.unexpected).toEqual([])
       expect(model.acknowledged - before).toBeGreaterThan(20)
 
-      // the process is dead: check the file itself
-      const copy = copyDatabase(dir, join(scratch, `cycle-${cycle}`))
-      expect(checkFile(copy)).toEqual([])
-      const stored = readFile(copy)
+      // the process is dead: check the stored data itself
+      const { violations, stored } = await inspect(database, dir, join(scratch, `cycle-${cycle}`))
+      expect(violations).toEqual([])
       expect(compare(model, stored, ctx.pending)).toEqual([])
       adopt(model, stored, ctx.pending)
       expect(compare(model, stored, [])).toEqual([])
@@ -682,9 +685,10 @@ test(
     const stopped = await server.stop('SIGTERM')
     expect(stopped).toMatchObject({ code: 0, timedOut: false })
     const final = join(dir, 'conduit.db')
-    expect(existsSync(`${final}-wal`) ? Bun.file(`${final}-wal`).size : 0).toBe(0)
-    expect(checkFile(copyDatabase(dir, join(scratch, 'final')))).toEqual([])
-    const stored = readFile(final)
+    // SQLite: a clean shutdown checkpoints the WAL into the file
+    if (!onPostgres) expect(existsSync(`${final}-wal`) ? Bun.file(`${final}-wal`).size : 0).toBe(0)
+    const { violations, stored } = await inspect(database, dir, join(scratch, 'final'))
+    expect(violations).toEqual([])
     expect(compare(model, stored, [])).toEqual([])
     expect(stored.articles.size).toBe(model.liveArticles().length)
     console.log(

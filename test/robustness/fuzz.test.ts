@@ -1,11 +1,10 @@
-import type { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
-import { createApp } from '../../src/app.ts'
-import { type Config, defaults } from '../../src/config.ts'
-import { openDatabase } from '../../src/db/database.ts'
-import { migrate } from '../../src/db/migrate.ts'
+import type { App } from '../../src/app.ts'
+import type { Config } from '../../src/config.ts'
+import { testApp } from '../support/app.ts'
+import { onPostgres, type TestDatabase } from '../support/backend.ts'
 import { readFileSync } from 'node:fs'
 import { startServer, useBinary } from '../e2e/support.ts'
 import { snapshot } from '../reliability/invariants.ts'
@@ -38,8 +37,8 @@ type Who = keyof typeof PASSWORDS
 // ------------------------------------------------------------------ a small world to attack
 
 interface World {
-  app: ReturnType<typeof createApp>
-  db: Database
+  app: App
+  db: TestDatabase
   tokens: Record<Who, string>
   slug: string
   commentId: number
@@ -52,9 +51,7 @@ async function send(app: World['app'], method: string, path: string, headers: Re
 }
 
 async function makeWorld(overrides: Partial<Config> = {}): Promise<World> {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  const app = createApp({ db, config: { ...defaults, passwordHash: { memoryCost: 256, timeCost: 1 }, ...overrides } })
+  const { app, db } = await testApp({ passwordHash: { memoryCost: 256, timeCost: 1 }, ...overrides })
   const json = { 'content-type': 'application/json' }
   const tokens = {} as Record<Who, string>
   for (const who of Object.keys(PASSWORDS) as Who[]) {
@@ -68,9 +65,12 @@ async function makeWorld(overrides: Partial<Config> = {}): Promise<World> {
   const comment = await send(app, 'POST', `/api/articles/${slug}/comments`, auth('bob'), JSON.stringify({ comment: { body: 'a comment' } }))
   await send(app, 'POST', '/api/profiles/alice/follow', auth('bob'))
   await send(app, 'POST', `/api/articles/${slug}/favorite`, auth('bob'))
-  const secret = (db.query("SELECT value FROM settings WHERE key = 'jwt_secret'").get() as { value: string }).value
+  const secret = (await db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
   return { app, db, tokens, slug, commentId: JSON.parse(comment.text).comment.id, secret }
 }
+
+/** A text column's stored bytes. */
+const bytesOf = (column: string) => (onPostgres ? `convert_to(${column}, 'UTF8')` : `CAST(${column} AS BLOB)`)
 
 // ------------------------------------------------------------------ checks on every response
 
@@ -457,10 +457,10 @@ describe('every route of the contract, under generated adversarial requests', ()
             fc.pre(false)
             return
           }
-          const before = snapshot(world.db)
+          const before = await snapshot(world.db)
           const raw = await world.app.handle(request)
           const res = { status: raw.status, headers: raw.headers, text: await raw.text() }
-          const after = snapshot(world.db)
+          const after = await snapshot(world.db)
           requests++
           const changed = JSON.stringify(before) !== JSON.stringify(after)
           const problems = problemsOf(sent, res, changed)
@@ -516,7 +516,7 @@ describe('odd percent-encoding in path segments', () => {
   test(`DELETE /api/articles/:slug/comments/<${SEGMENTS.join(' ')}> answers 404 comment not found (not a decimal id: DECISIONS.md)`, async () => {
     const w = await makeWorld()
     expect(await answers(w, 'DELETE', (seg) => `/api/articles/${w.slug}/comments/${seg}`, w.tokens.alice)).toEqual(every('404 {"errors":{"comment":["not found"]}}'))
-    expect((w.db.query('SELECT count(*) AS n FROM comments').get() as { n: number }).n).toBe(1)
+    expect(await w.db.count('SELECT count(*) FROM comments')).toBe(1)
   })
 
   test.each(['%00', '%2F', 'fuzz%2Dtarget', 'FUZZ-TARGET', 'fuzz-target%20'])('GET /api/articles/%s: decoded and matched exactly', async (seg) => {
@@ -547,7 +547,7 @@ describe('lone surrogates (invalid Unicode in JSON escapes)', () => {
     const again = JSON.parse((await send(w.app, 'GET', `/api/articles/${article.slug}`, {})).text).article
     expect(again.title).toBe(article.title)
     expect(again.description).toBe(article.description)
-    const bytes = w.db.query('SELECT CAST(title AS BLOB) AS t, CAST(description AS BLOB) AS d FROM articles WHERE slug = ?').get(article.slug) as { t: Uint8Array; d: Uint8Array }
+    const bytes = (await w.db.get<{ t: Uint8Array; d: Uint8Array }>(`SELECT ${bytesOf('title')} AS t, ${bytesOf('description')} AS d FROM articles WHERE slug = ?`, article.slug))!
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes.t)).not.toThrow()
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes.d)).not.toThrow()
   })
@@ -562,7 +562,7 @@ describe('lone surrogates (invalid Unicode in JSON escapes)', () => {
     }
     const article = JSON.parse(res.text).article
     // the database holds valid UTF-8 only
-    for (const row of w.db.query('SELECT name, CAST(name AS BLOB) AS bytes FROM tags').all() as { name: string; bytes: Uint8Array }[]) {
+    for (const row of await w.db.all<{ name: string; bytes: Uint8Array }>(`SELECT name, ${bytesOf('name')} AS bytes FROM tags`)) {
       expect({ tag: row.name, valid: (() => { try { new TextDecoder('utf-8', { fatal: true }).decode(row.bytes); return true } catch { return false } })() }).toEqual({ tag: row.name, valid: true })
     }
     // every tag the article shows lists it, and /api/tags shows the same spelling
@@ -586,14 +586,14 @@ describe('fixed adversarial bodies', () => {
     ['an unterminated 500,000-deep array (500 KB)', '['.repeat(500_000)],
   ])('POST /api/articles with %s answers 400 or 422 within a second and stores nothing', async (_what, body) => {
     const w = await makeWorld()
-    const before = snapshot(w.db)
+    const before = await snapshot(w.db)
     const t0 = performance.now()
     const res = await send(w.app, 'POST', '/api/articles', { authorization: `Token ${w.tokens.alice}`, 'content-type': 'application/json' }, body)
     const ms = Math.round(performance.now() - t0)
     // status and body in one string, so a failure shows both
     expect(`${res.status} ${res.text.slice(0, 200)}`).toMatch(/^(400|422) /)
     expect(isEnvelope(JSON.parse(res.text))).toBe(true)
-    expect(snapshot(w.db)).toEqual(before)
+    expect(await snapshot(w.db)).toEqual(before)
     expect(ms).toBeLessThan(1000)
   }, 30_000)
 

@@ -48,7 +48,7 @@ function apiHeaderProblems(what: string, headers: Headers): string[] {
 
 describe('security headers on API responses', () => {
   test('on every status every route gives: 200, 201, 204, 400, 401, 403, 404, 413, 422, 429, preflight, health', async () => {
-    const app = testApp({ ...cheap, bodyLimitBytes: 4096, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
+    const app = await testApp({ ...cheap, bodyLimitBytes: 4096, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     const article = (await app.request('POST', '/api/articles', { token: jake.token, body: { article: { title: 'Headers', description: 'd', body: 'b', tagList: ['h'] } } })).body.article
@@ -112,16 +112,16 @@ describe('security headers on API responses', () => {
   })
 
   test('on a 500', async () => {
-    const app = testApp(cheap)
+    const app = await testApp(cheap)
     const jake = await registerUser(app)
-    app.db.run('DROP TABLE follows')
-    const res = await app.request('GET', `/api/profiles/${jake.username}`)
+    await app.db.run('DROP TABLE follows')
+    const res = await app.request('GET', `/api/profiles/${jake.username}`, { token: jake.token })
     expect(res.status).toBe(500)
     expect(apiHeaderProblems('500', res.headers)).toEqual([])
   })
 
   test('a 429 carries Retry-After and the same headers as any error', async () => {
-    const app = testApp({ ...cheap, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
+    const app = await testApp({ ...cheap, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
     const jake = await registerUser(app)
     await app.request('POST', '/api/users/login', { body: { user: { email: jake.email, password: 'wrong password' } }, headers: { origin: 'https://app.example' } })
     const res = await app.request('POST', '/api/users/login', { body: { user: { email: jake.email, password: 'wrong password' } }, headers: { origin: 'https://app.example' } })
@@ -140,7 +140,7 @@ describe('the Swagger page', () => {
   }
 
   test('has a CSP that allows its own scripts and styles and nothing from elsewhere', async () => {
-    const res = await page(testApp())
+    const res = await page(await testApp())
     expect(res.headers.get('x-content-type-options')).toBe('nosniff')
     expect(STRICT_REFERRER).toContain(res.headers.get('referrer-policy') ?? '(none)')
     const policy = csp(res.headers.get('content-security-policy'))
@@ -159,7 +159,7 @@ describe('the Swagger page', () => {
   })
 
   test('every script and stylesheet it loads is same-origin, served with its type and nosniff, and allowed by the CSP', async () => {
-    const app = testApp()
+    const app = await testApp()
     const res = await page(app)
     const html = res.text
     const policy = csp(res.headers.get('content-security-policy'))
@@ -187,7 +187,7 @@ describe('the Swagger page', () => {
   })
 
   test('the OpenAPI document and the assets carry nosniff and a CSP', async () => {
-    const app = testApp()
+    const app = await testApp()
     for (const path of ['/swagger/json', '/swagger/assets/swagger-ui-bundle.js', '/swagger/assets/swagger-ui.css']) {
       const res = await app.request('GET', path)
       expect({ path, status: res.status }).toEqual({ path, status: 200 })
@@ -236,7 +236,7 @@ function expectThrottled(res: TestResponse, windowSeconds = 900) {
 
 describe('login throttling per (account, address)', () => {
   test('10 failures are 401s; the 11th attempt, even with the right password, is a 429 with Retry-After', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, loginThrottle: throttle() })
     const jake = await registerUser(app)
     expect(await fail(app, jake.email, 10)).toEqual(times(10, 401))
     expectThrottled(await login(app, jake.email, 'wrong again'))
@@ -244,7 +244,7 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('the same account from another address is unaffected (TRUST_PROXY, addresses from X-Forwarded-For)', async () => {
-    const app = testApp({ ...cheap, trustProxy: true, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, trustProxy: true, loginThrottle: throttle() })
     const jake = await registerUser(app)
     expect(await fail(app, jake.email, 10, '203.0.113.7')).toEqual(times(10, 401))
     expectThrottled(await login(app, jake.email, jake.password, '203.0.113.7'))
@@ -255,7 +255,7 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('other accounts from the throttled address are unaffected', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, loginThrottle: throttle() })
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     await fail(app, jake.email, 10)
@@ -265,14 +265,14 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('without TRUST_PROXY, X-Forwarded-For is ignored: a spoofed address gets no fresh budget', async () => {
-    const app = testApp({ ...cheap, trustProxy: false, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, trustProxy: false, loginThrottle: throttle() })
     const jake = await registerUser(app)
     expect(await fail(app, jake.email, 10, (i) => `192.0.2.${i}`)).toEqual(times(10, 401))
     expectThrottled(await login(app, jake.email, jake.password, '198.51.100.99'))
   })
 
   test('with TRUST_PROXY the address is the LAST X-Forwarded-For entry (the one the proxy appended)', async () => {
-    const app = testApp({ ...cheap, trustProxy: true, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, trustProxy: true, loginThrottle: throttle() })
     const jake = await registerUser(app)
     // the client varies what it claims; the proxy always appends the same real address
     expect(await fail(app, jake.email, 10, (i) => `10.0.0.${i}, 172.16.0.${i}, 203.0.113.50`)).toEqual(times(10, 401))
@@ -283,7 +283,7 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('email letter case and surrounding spaces do not make a new account key', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, loginThrottle: throttle() })
     const jake = await registerUser(app)
     const spellings = [jake.email, jake.email.toUpperCase(), ` ${jake.email} `, jake.email.replace(/^./, (c) => c.toUpperCase())]
     for (let i = 0; i < 10; i++) expect((await login(app, spellings[i % spellings.length]!, `wrong ${i}`)).status).toBe(401)
@@ -291,13 +291,13 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('unknown emails are throttled exactly like existing ones (no account enumeration through 429s)', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, loginThrottle: throttle() })
     expect(await fail(app, 'nobody-at-all@example.com', 10)).toEqual(times(10, 401))
     expectThrottled(await login(app, 'nobody-at-all@example.com', 'whatever password'))
   })
 
   test('a success clears the pair: 9 failures, a success, then 10 more failures before the next 429', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, loginThrottle: throttle() })
     const jake = await registerUser(app)
     expect(await fail(app, jake.email, 9)).toEqual(times(9, 401))
     expect((await login(app, jake.email, jake.password)).status).toBe(200)
@@ -306,7 +306,7 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('30 concurrent wrong guesses: exactly 10 reach the password check, 20 are 429', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, loginThrottle: throttle() })
     const jake = await registerUser(app)
     const all = await Promise.all(Array.from({ length: 30 }, (_, i) => login(app, jake.email, `guess ${i}`)))
     expect(all.filter((r) => r.status === 401)).toHaveLength(10)
@@ -315,7 +315,7 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('the window ends: after windowSeconds the pair may try again', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle({ windowSeconds: 1 }) })
+    const app = await testApp({ ...cheap, loginThrottle: throttle({ windowSeconds: 1 }) })
     const jake = await registerUser(app)
     await fail(app, jake.email, 10)
     expectThrottled(await login(app, jake.email, jake.password), 1)
@@ -324,7 +324,7 @@ describe('login throttling per (account, address)', () => {
   })
 
   test('registration is never throttled, from a throttled address, for the throttled email or others', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle({ perPair: 2, perAccount: 3 }) })
+    const app = await testApp({ ...cheap, loginThrottle: throttle({ perPair: 2, perAccount: 3 }) })
     await fail(app, 'newcomer@example.com', 5)
     expectThrottled(await login(app, 'newcomer@example.com', 'whatever password'))
     const statuses: number[] = []
@@ -342,7 +342,7 @@ describe('login throttling per (account, address)', () => {
 
 describe('login throttling per account across addresses', () => {
   test('100 failures from 100 addresses (1 each) lock the account for every address; other accounts are unaffected', async () => {
-    const app = testApp({ ...cheap, trustProxy: true, loginThrottle: throttle() })
+    const app = await testApp({ ...cheap, trustProxy: true, loginThrottle: throttle() })
     const jake = await registerUser(app)
     const jane = await registerUser(app)
     expect(await fail(app, jake.email, 100, (i) => `198.51.100.${i + 1}`)).toEqual(times(100, 401))
@@ -353,7 +353,7 @@ describe('login throttling per account across addresses', () => {
   })
 
   test('the per-account limit follows the configuration (perAccount 20)', async () => {
-    const app = testApp({ ...cheap, trustProxy: true, loginThrottle: throttle({ perAccount: 20 }) })
+    const app = await testApp({ ...cheap, trustProxy: true, loginThrottle: throttle({ perAccount: 20 }) })
     const jake = await registerUser(app)
     expect(await fail(app, jake.email, 20, (i) => `192.0.2.${i + 1}`)).toEqual(times(20, 401))
     expectThrottled(await login(app, jake.email, jake.password, '192.0.2.250'))
@@ -362,7 +362,7 @@ describe('login throttling per account across addresses', () => {
 
 describe('login throttling switched off', () => {
   test('loginThrottle.enabled false: 50 failures are all 401 and the right password then works', async () => {
-    const app = testApp({ ...cheap, loginThrottle: throttle({ enabled: false }) })
+    const app = await testApp({ ...cheap, loginThrottle: throttle({ enabled: false }) })
     const jake = await registerUser(app)
     expect(await fail(app, jake.email, 50)).toEqual(times(50, 401))
     const res = await login(app, jake.email, jake.password)

@@ -17,7 +17,8 @@ import { registerUser } from '../support/fixtures.ts'
 const cheap = { passwordHash: { memoryCost: 256, timeCost: 1 } }
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
 const hmac = (secret: string, input: string, alg = 'sha256') => crypto.createHmac(alg, secret).update(input).digest('base64url')
-const secretOf = (app: TestApp) => (app.db.query("SELECT value FROM settings WHERE key = 'jwt_secret'").get() as { value: string }).value
+const secretOf = async (app: TestApp) =>
+  (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
 const payloadOf = (token: string): Claims => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())
 /** header and payload as given (header may be raw JSON text), signed with HMAC-SHA256 of `secret` */
 const signRaw = (header: string, payload: unknown, secret: string, alg = 'sha256') => {
@@ -27,9 +28,9 @@ const signRaw = (header: string, payload: unknown, secret: string, alg = 'sha256
 const invalid = { errors: { token: ['is invalid'] } }
 
 async function setup() {
-  const app = testApp(cheap)
+  const app = await testApp(cheap)
   const user = await registerUser(app)
-  return { app, user, secret: secretOf(app), claims: payloadOf(user.token) }
+  return { app, user, secret: await secretOf(app), claims: payloadOf(user.token) }
 }
 
 async function expectRejected(app: TestApp, authorization: string) {

@@ -1,12 +1,14 @@
-import { Database } from 'bun:sqlite'
-import { createApp } from '../../src/app.ts'
+import { type App, createApp } from '../../src/app.ts'
 import { type Config, defaults } from '../../src/config.ts'
-import { migrate } from '../../src/db/migrate.ts'
-import { openDatabase } from '../../src/db/database.ts'
+import type { Store } from '../../src/db/store.ts'
+import { type TestDatabase, testDatabase } from './backend.ts'
 
 export interface TestApp {
-  db: Database
+  /** the backend's database, for checks a test cannot make through HTTP (`?` placeholders on both backends) */
+  db: TestDatabase
+  store: Store
   config: Config
+  app: App
   /** Sends a request through the real app. `body` objects are sent as JSON. */
   request(method: string, path: string, options?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<TestResponse>
 }
@@ -18,32 +20,51 @@ export interface TestResponse {
   body: any
 }
 
-/** A fresh app on a fresh in-memory bun:sqlite database, migrated like production. */
-export function testApp(overrides: Partial<Config> = {}): TestApp {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  const config: Config = { ...defaults, ...overrides }
-  const app = createApp({ db, config })
+/**
+ * Test settings on top of the defaults: registration is not throttled (a test
+ * registers many users from one address) unless a test turns it on.
+ */
+export const testConfig = (overrides: Partial<Config> = {}): Config => ({
+  ...defaults,
+  registrationThrottle: { ...defaults.registrationThrottle, enabled: false },
+  ...overrides,
+})
+
+/** A fresh app on a fresh database of the backend under test (TEST_DATABASE_URL, else SQLite), migrated like production. */
+export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const db = await testDatabase()
+  const config = testConfig(overrides)
+  const app = await createApp({ store: db.store, config })
   return {
     db,
+    store: db.store,
     config,
-    async request(method, path, { body, token, headers = {} } = {}) {
-      const h: Record<string, string> = { ...headers }
-      if (token) h.authorization = `Token ${token}`
-      let payload: string | undefined
-      if (body !== undefined) {
-        payload = typeof body === 'string' ? body : JSON.stringify(body)
-        h['content-type'] ??= 'application/json'
-      }
-      const res = await app.handle(new Request(`http://localhost${path}`, { method, headers: h, body: payload }))
-      const text = await res.text()
-      let parsed: unknown
-      try {
-        parsed = text ? JSON.parse(text) : undefined
-      } catch {
-        parsed = undefined
-      }
-      return { status: res.status, headers: res.headers, text, body: parsed }
-    },
+    app,
+    request: (method, path, options) => send(app, method, path, options),
   }
+}
+
+/** One request through `app.handle`, as a client would send it. */
+export async function send(
+  app: App,
+  method: string,
+  path: string,
+  { body, token, headers = {} }: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<TestResponse> {
+  const h: Record<string, string> = { ...headers }
+  if (token) h.authorization = `Token ${token}`
+  let payload: string | undefined
+  if (body !== undefined) {
+    payload = typeof body === 'string' ? body : JSON.stringify(body)
+    h['content-type'] ??= 'application/json'
+  }
+  const res = await app.handle(new Request(`http://localhost${path}`, { method, headers: h, body: payload }))
+  const text = await res.text()
+  let parsed: unknown
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {
+    parsed = undefined
+  }
+  return { status: res.status, headers: res.headers, text, body: parsed }
 }

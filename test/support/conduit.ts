@@ -9,7 +9,7 @@ import { type RegisteredUser, registerUser } from './fixtures.ts'
  * so their app hashes with the cheapest argon2id cost: a registration takes a
  * few milliseconds instead of ~40.
  */
-export const conduitApp = (): TestApp => testApp({ passwordHash: { memoryCost: 256, timeCost: 1 } })
+export const conduitApp = (): Promise<TestApp> => testApp({ passwordHash: { memoryCost: 256, timeCost: 1 } })
 
 /** ISO 8601, UTC, with milliseconds. */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { articleJson, articleParts, byCodePoint } from '../../src/articles/present.ts'
+import { profileHead } from '../../src/profiles/present.ts'
 import { conduitApp, registerUsers } from '../support/conduit.ts'
 import { createArticle } from '../support/fixtures.ts'
 
@@ -25,11 +26,11 @@ describe('articleParts', () => {
     username: 'jake',
     bio: null,
     image: 'https://x.io/a.png',
-    tags: 'training\u001fdragons',
+    tags: ['training', 'dragons'],
   }
 
   test('splice the viewer flags into valid JSON of the contract shape', () => {
-    const json = JSON.parse(articleJson(articleParts(row), true, false))
+    const json = JSON.parse(articleJson(articleParts(row), profileHead(row), true, false))
     expect(json).toEqual({
       slug: 's',
       title: 'A "quoted" title',
@@ -46,14 +47,14 @@ describe('articleParts', () => {
 
   test('leave out the body when the row has none, and give [] for no tags', () => {
     const { body: _, ...listRow } = row
-    const json = JSON.parse(articleJson(articleParts({ ...listRow, tags: null }), false, true))
+    const json = JSON.parse(articleJson(articleParts({ ...listRow, tags: [] }), profileHead(listRow), false, true))
     expect('body' in json).toBe(false)
     expect(json.tagList).toEqual([])
     expect(json.author.following).toBe(true)
   })
 
   test('through HTTP, tags come back in code-point order', async () => {
-    const app = conduitApp()
+    const app = await conduitApp()
     const [jake] = await registerUsers(app, 1)
     const article = await createArticle(app, jake!.token, { tagList: ['😀', '～', 'z'] })
     expect(article.tagList).toEqual(['z', '～', '😀'])

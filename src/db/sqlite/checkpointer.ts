@@ -1,4 +1,4 @@
-import type { Logger } from '../log.ts'
+import type { Logger } from '../../log.ts'
 
 /**
  * WAL checkpoints off the request path. A checkpoint copies committed pages

@@ -27,3 +27,9 @@ export function closeDatabase(db: Database): void {
     db.close()
   }
 }
+
+/** SQLite reports constraint violations with a code; the database, not the code, enforces uniqueness. */
+export function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: string } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}

@@ -1,0 +1,139 @@
+import type { Database, Statement } from 'bun:sqlite'
+import type { ListFilters, ListStore, Page, PageIds } from './list-store.ts'
+
+type Params = Record<string, string | number>
+/** How to find a page's ids and how to count all matches. */
+export interface Plan {
+  ids: string
+  count: string
+}
+
+const PAGE = 'LIMIT :limit OFFSET :offset'
+
+/**
+ * Single-value filters: the ids come straight off a primary key or index
+ * walked backwards (id order is creation order, see 001_init.sql), and the
+ * count from a counter the triggers keep.
+ */
+export const SINGLE: Record<keyof ListFilters | 'none' | 'feed', Plan> = {
+  none: {
+    ids: `SELECT id FROM articles ORDER BY created_at DESC, id DESC ${PAGE}`,
+    count: "SELECT value FROM counters WHERE name = 'articles'",
+  },
+  tag: {
+    ids: `SELECT article_id AS id FROM article_tags WHERE tag_id = (SELECT id FROM tags WHERE name = :v)
+          ORDER BY article_id DESC ${PAGE}`,
+    count: 'SELECT coalesce((SELECT articles_count FROM tags WHERE name = :v), 0)',
+  },
+  author: {
+    ids: `SELECT id FROM articles WHERE author_id = (SELECT id FROM users WHERE username_key = :v)
+          ORDER BY id DESC ${PAGE}`,
+    count: 'SELECT coalesce((SELECT articles_count FROM users WHERE username_key = :v), 0)',
+  },
+  favorited: {
+    ids: `SELECT article_id AS id FROM favorites WHERE user_id = (SELECT id FROM users WHERE username_key = :v)
+          ORDER BY article_id DESC ${PAGE}`,
+    count: 'SELECT coalesce((SELECT favorites_count FROM users WHERE username_key = :v), 0)',
+  },
+  feed: {
+    ids: `SELECT id FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = :viewer)
+          ORDER BY id DESC ${PAGE}`,
+    count: `SELECT coalesce(sum(u.articles_count), 0) FROM follows f JOIN users u ON u.id = f.followee_id
+            WHERE f.follower_id = :viewer`,
+  },
+}
+
+/** The feed's other way to its ids: walk every article newest first, keep the followed authors'. */
+export const FEED_WALK = `SELECT a.id FROM articles a
+  WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = :viewer AND followee_id = a.author_id)
+  ORDER BY a.created_at DESC, a.id DESC ${PAGE}`
+
+/** The feed's third way: each followed author's newest, merged in code. */
+export const FEED_NEWEST_OF_AUTHOR = 'SELECT id FROM articles WHERE author_id = :author ORDER BY id DESC LIMIT :n'
+/** A statement per author costs about as much as reading this many more rows. */
+const MERGE_OVERHEAD_ROWS = 10
+
+/**
+ * Several values (ANY) and several filters (AND): each present filter is one
+ * IN over its link table, the values passed as one JSON array parameter. The
+ * cost grows with the matching articles, not with the whole table.
+ */
+export const CLAUSES: Record<keyof ListFilters, string> = {
+  tag: `a.id IN (SELECT at.article_id FROM article_tags at JOIN tags t ON t.id = at.tag_id
+                 WHERE t.name IN (SELECT value FROM json_each(:tag)))`,
+  author: 'a.author_id IN (SELECT id FROM users WHERE username_key IN (SELECT value FROM json_each(:author)))',
+  favorited: `a.id IN (SELECT f.article_id FROM favorites f JOIN users u ON u.id = f.user_id
+                       WHERE u.username_key IN (SELECT value FROM json_each(:favorited)))`,
+}
+export function genericPlan(present: (keyof ListFilters)[]): Plan {
+  const where = present.map((k) => CLAUSES[k]).join(' AND ')
+  return {
+    ids: `SELECT a.id FROM articles a WHERE ${where} ORDER BY a.id DESC ${PAGE}`,
+    count: `SELECT count(*) FROM articles a WHERE ${where}`,
+  }
+}
+
+/**
+ * Article lists on SQLite: a page is its ids (an index walked backwards) and
+ * a count (a counter for single filters), the same cost at 1,000 or 1,000,000
+ * articles.
+ */
+export function sqliteLists(db: Database): ListStore {
+  // The page statements are a small fixed set (about 15 texts). bun:sqlite's
+  // own cache keeps only the 20 most recent texts, so each is kept here.
+  const prepared = new Map<string, Statement<any, any>>()
+  const statement = <R>(sql: string): Statement<R, [Params]> => {
+    let s = prepared.get(sql)
+    if (!s) prepared.set(sql, (s = db.query(sql)))
+    return s
+  }
+  const count = (plan: Plan, params: Params) => statement<{ n: number }>(`SELECT (${plan.count}) AS n`).get(params)!.n
+  // ids and count from one snapshot (another process may commit in between)
+  const run = db.transaction((plan: Plan, params: Params, p: Page): PageIds => {
+    const all = { ...params, limit: p.limit, offset: p.offset }
+    return { ids: statement<{ id: number }>(plan.ids).all(all).map((r) => r.id), total: count(plan, params) }
+  })
+
+  const followees = db.query<{ id: number }, { viewer: number }>('SELECT followee_id AS id FROM follows WHERE follower_id = :viewer')
+  const newestOf = db.query<{ id: number }, { author: number; n: number }>(FEED_NEWEST_OF_AUTHOR)
+
+  return {
+    page(filters, page) {
+      const present = (Object.keys(CLAUSES) as (keyof ListFilters)[]).filter((k) => filters[k].length > 0)
+      if (present.length === 0) return run(SINGLE.none, {}, page)
+      if (present.length === 1) {
+        const key = present[0]!
+        const values = filters[key]
+        if (values.length === 1) return run(SINGLE[key], { v: values[0]! }, page)
+      }
+      const params: Params = {}
+      for (const k of present) params[k] = JSON.stringify(filters[k])
+      return run(genericPlan(present), params, page)
+    },
+
+    /**
+     * Three ways to a feed page, costed in rows read before running (the
+     * numbers are counters or a primary-key walk):
+     * - sort: all the followed authors' articles (`followed` rows);
+     * - walk: all articles newest first, keeping the followed authors', about
+     *   (offset + limit) * all / followed rows;
+     * - merge: the newest (offset + limit) of each followed author, merged
+     *   here (one index walk per author: a little more per author).
+     */
+    feed: db.transaction((viewer: number, page: Page): PageIds => {
+      const followed = count(SINGLE.feed, { viewer })
+      if (followed === 0 || page.offset >= followed) return { ids: [], total: followed }
+      const n = page.offset + page.limit
+      const authors = followees.all({ viewer }).map((r) => r.id)
+      const sortCost = followed
+      const walkCost = (n * count(SINGLE.none, {})) / followed
+      const mergeCost = authors.length * (n + MERGE_OVERHEAD_ROWS)
+      if (mergeCost < sortCost && mergeCost < walkCost) {
+        const newest = authors.flatMap((author) => newestOf.all({ author, n }).map((r) => r.id))
+        return { ids: newest.sort((x, y) => y - x).slice(page.offset, n), total: followed }
+      }
+      const ids = statement<{ id: number }>(walkCost < sortCost ? FEED_WALK : SINGLE.feed.ids).all({ viewer, limit: page.limit, offset: page.offset })
+      return { ids: ids.map((r) => r.id), total: followed }
+    }),
+  }
+}

@@ -1,0 +1,143 @@
+import type { Built } from '../cache/cache.ts'
+import type { Caches } from '../cache/caches.ts'
+import { keys } from '../cache/keys.ts'
+import type { Store } from '../db/store.ts'
+import { notFound } from '../errors.ts'
+import type { ProfileReads } from '../profiles/reads.ts'
+import type { ListFilters, Page, PageIds } from './list-store.ts'
+import { type ArticleParts, articleJson, articleParts } from './present.ts'
+import { profileHead } from '../profiles/present.ts'
+import type { WrittenArticle } from './store.ts'
+
+/** What a list page depends on besides its items: its filters' lists (see src/cache/keys.ts). */
+function pageDeps(filters: ListFilters): string[] {
+  const deps: string[] = [keys.anyList]
+  if (!filters.tag.length && !filters.author.length && !filters.favorited.length) deps.push(keys.newest)
+  for (const t of filters.tag) deps.push(keys.byTag(t))
+  for (const a of filters.author) deps.push(keys.byAuthor(a))
+  for (const f of filters.favorited) deps.push(keys.favoritedBy(f))
+  return deps
+}
+
+/** A canonical key for a filter set: values are a set (ANY), so their order does not matter. */
+const filterKey = (f: ListFilters) =>
+  JSON.stringify([[...new Set(f.tag)].sort(), [...new Set(f.author)].sort(), [...new Set(f.favorited)].sort()])
+
+/**
+ * Cached article reads. Lists are composed of parts cached apart and
+ * invalidated apart: a page's ids (per filter and page), each article's
+ * viewer-independent text, each author's profile, and the viewer's flags.
+ * A write drops only the parts it changed (see src/cache/keys.ts).
+ */
+export function articleReads(store: Store, caches: Caches, profiles: ProfileReads) {
+  const clock = () => caches.versions.clock
+
+  /** The list parts of these articles (and their authors' heads), one read for the missing ones. */
+  async function items(ids: readonly number[]): Promise<Map<number, ArticleParts>> {
+    const out = new Map<number, ArticleParts>()
+    const missing: number[] = []
+    for (const id of ids) {
+      const p = caches.items.get(id)
+      if (p === undefined) missing.push(id)
+      else out.set(id, p)
+    }
+    if (missing.length) {
+      const at = clock()
+      for (const r of await store.articles.items(missing)) {
+        const parts = articleParts(r)
+        caches.items.set(r.id, { value: parts, deps: [keys.article(r.id)] }, at)
+        profiles.rememberAuthor({ id: r.author_id, username: r.username, bio: r.bio, image: r.image }, at)
+        out.set(r.id, parts)
+      }
+    }
+    return out
+  }
+
+  async function page(key: string, deps: string[], fetch: () => PageIds | Promise<PageIds>): Promise<Built<PageIds>> {
+    const cached = caches.pages.getBuilt(key)
+    if (cached) return cached
+    const at = clock()
+    const built = { value: await fetch(), deps }
+    caches.pages.set(key, built, at)
+    return built
+  }
+
+  /** A page as the list JSON seen by `viewer` (0: anonymous). */
+  async function render(p: Built<PageIds>, viewer: number): Promise<Built<string>> {
+    const { ids, total } = p.value
+    const deps = [...p.deps]
+    if (viewer) deps.push(keys.viewer(viewer))
+    if (!ids.length) return { value: `{"articles":[],"articlesCount":${total}}`, deps }
+    const [parts, flags] = await Promise.all([items(ids), profiles.flags(viewer)])
+    const present = ids.filter((id) => parts.has(id))
+    const [heads, favorited] = await Promise.all([
+      profiles.authorHeads(present.map((id) => parts.get(id)!.authorId)),
+      profiles.favoritedAmong(viewer, flags, present),
+    ])
+    const out: string[] = []
+    for (const id of present) {
+      const a = parts.get(id)!
+      const head = heads.get(a.authorId)
+      // an article or author deleted after the page was read: left out, the answer is not kept
+      if (head === undefined) continue
+      out.push(articleJson(a, head, favorited(id), flags.followees.has(a.authorId)))
+      deps.push(keys.article(id), keys.user(a.authorId))
+    }
+    if (out.length < ids.length) deps.push(keys.anyList, keys.newest)
+    return { value: `{"articles":[${out.join(',')}],"articlesCount":${total}}`, deps }
+  }
+
+  /** The article at `slug` as seen by `viewer`, or 404. */
+  async function bySlug(slug: string): Promise<{ id: number; author_id: number }> {
+    const cached = caches.slugs.get(slug)
+    if (cached) return cached
+    const at = clock()
+    const a = await store.articles.bySlug(slug)
+    if (!a) throw notFound('article')
+    caches.slugs.set(slug, { value: a, deps: [keys.article(a.id)] }, at)
+    return a
+  }
+
+  return {
+    bySlug,
+
+    /** GET /api/articles */
+    async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<string>> {
+      const key = `${filterKey(filters)}|${p.limit}|${p.offset}`
+      return render(await page(key, pageDeps(filters), () => store.lists.page(filters, p)), viewer)
+    },
+
+    /** GET /api/articles/feed */
+    async feed(p: Page, viewer: number): Promise<Built<string>> {
+      const deps = [keys.anyList, keys.newest, keys.viewer(viewer)]
+      return render(await page(`feed|${viewer}|${p.limit}|${p.offset}`, deps, () => store.lists.feed(viewer, p)), viewer)
+    },
+
+    /** GET /api/articles/:slug */
+    async article(slug: string, viewer: number): Promise<Built<string>> {
+      const { id, author_id } = await bySlug(slug)
+      let parts = caches.articles.get(id)
+      if (parts === undefined) {
+        const at = clock()
+        const row = await store.articles.full(id)
+        if (!row) throw notFound('article')
+        parts = articleParts(row)
+        caches.articles.set(id, { value: parts, deps: [keys.article(id)] }, at)
+        profiles.rememberAuthor({ id: row.author_id, username: row.username, bio: row.bio, image: row.image }, at)
+      }
+      const [heads, flags] = await Promise.all([profiles.authorHeads([author_id]), profiles.flags(viewer)])
+      const favorited = await profiles.favoritedAmong(viewer, flags, [id])
+      const head = heads.get(author_id)
+      if (head === undefined) throw notFound('article')
+      const deps = [keys.article(id), keys.user(author_id)]
+      if (viewer) deps.push(keys.viewer(viewer))
+      return { value: `{"article":${articleJson(parts, head, favorited(id), flags.followees.has(author_id))}}`, deps }
+    },
+  }
+}
+export type ArticleReads = ReturnType<typeof articleReads>
+
+/** A write's answer: the article as its writer sees it (never cached: it was read in the write). */
+export function writtenJson(w: WrittenArticle): string {
+  return `{"article":${articleJson(articleParts(w.row), profileHead(w.row), w.favorited, w.following)}}`
+}

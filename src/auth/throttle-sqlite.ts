@@ -1,0 +1,27 @@
+import type { Database } from 'bun:sqlite'
+import type { ThrottleStore, WindowState } from './throttle.ts'
+
+export function sqliteThrottle(db: Database): ThrottleStore {
+  // a window that ended starts again at this hit
+  const hit = db.query<WindowState, { key: string; now: number; end: number }>(
+    `INSERT INTO throttle (key, hits, reset_at) VALUES (:key, 1, :end)
+     ON CONFLICT (key) DO UPDATE SET
+       hits     = CASE WHEN reset_at <= :now THEN 1 ELSE hits + 1 END,
+       reset_at = CASE WHEN reset_at <= :now THEN :end ELSE reset_at END
+     RETURNING hits, reset_at AS resetAt`,
+  )
+  const reset = db.query<unknown, [string]>('DELETE FROM throttle WHERE key = ?')
+  const undo = db.query<unknown, [string]>('UPDATE throttle SET hits = max(hits - 1, 0) WHERE key = ?')
+  const hits = db.transaction((keys: readonly string[], windowMs: number, now: number) =>
+    keys.map((key) => hit.get({ key, now, end: now + windowMs })!),
+  )
+  return {
+    hit: (keys, windowMs, now) => hits.immediate(keys, windowMs, now),
+    reset: (key) => void reset.run(key),
+    undo: (key) => void undo.run(key),
+    purge(now, maxRows) {
+      db.query('DELETE FROM throttle WHERE reset_at <= ?').run(now)
+      db.query('DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ORDER BY reset_at LIMIT max((SELECT count(*) FROM throttle) - ?, 0))').run(maxRows)
+    },
+  }
+}

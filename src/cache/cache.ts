@@ -1,0 +1,101 @@
+import type { Versions } from './versions.ts'
+
+/** A value built from data, with what it depends on (see versions.ts). */
+export interface Built<V> {
+  value: V
+  deps: readonly string[]
+}
+
+interface Entry<V> {
+  value: V
+  deps: readonly string[]
+  builtAt: number
+  /** insertion order, for the cheap recency check below */
+  seq: number
+  size: number
+}
+
+/** Characters of a string, bytes of a byte array, a fixed estimate otherwise. */
+export const sizeOf = (v: unknown): number =>
+  typeof v === 'string' ? v.length * 2 : v instanceof Uint8Array ? v.byteLength : 64
+
+/**
+ * A bounded map of built values, each valid while its dependencies are
+ * unchanged. Bounded by entries and by bytes, keys and dependency lists
+ * included (a long URL costs what it weighs). Eviction is oldest-first, but
+ * an entry read while in the older half is moved to the young end, so what is
+ * popular stays.
+ */
+export class DepCache<K extends string | number, V> {
+  private readonly entries = new Map<K, Entry<V>>()
+  private bytes = 0
+  private seq = 0
+
+  constructor(
+    private readonly versions: Versions,
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
+    private readonly weigh: (v: V) => number = sizeOf,
+  ) {}
+
+  get size(): number {
+    return this.entries.size
+  }
+
+  get weight(): number {
+    return this.bytes
+  }
+
+  /** The value if present and still valid. */
+  get(key: K): V | undefined {
+    const e = this.entries.get(key)
+    if (e === undefined) return undefined
+    if (!this.versions.valid(e.builtAt, e.deps)) {
+      this.remove(key, e)
+      return undefined
+    }
+    if (this.seq - e.seq > this.entries.size >> 1) {
+      // in the older half: move to the young end
+      this.entries.delete(key)
+      e.seq = ++this.seq
+      this.entries.set(key, e)
+    }
+    return e.value
+  }
+
+  /** The entry with its dependencies, if valid (for values composed of other values). */
+  getBuilt(key: K): Built<V> | undefined {
+    const value = this.get(key)
+    return value === undefined ? undefined : { value, deps: this.entries.get(key)!.deps }
+  }
+
+  /**
+   * Stores a value built from a read that started at `builtAt` (the clock
+   * then). A value already invalid is not stored.
+   */
+  set(key: K, built: Built<V>, builtAt: number): void {
+    if (!this.versions.valid(builtAt, built.deps)) return
+    const size = this.weigh(built.value) + keySize(key) + built.deps.length * 16 + 64
+    if (size > this.maxBytes) return
+    const old = this.entries.get(key)
+    if (old) this.remove(key, old)
+    while (this.entries.size >= this.maxEntries || this.bytes + size > this.maxBytes) {
+      const [oldKey, oldest] = this.entries.entries().next().value!
+      this.remove(oldKey, oldest)
+    }
+    this.entries.set(key, { value: built.value, deps: built.deps, builtAt, seq: ++this.seq, size })
+    this.bytes += size
+  }
+
+  clear(): void {
+    this.entries.clear()
+    this.bytes = 0
+  }
+
+  private remove(key: K, e: Entry<V>): void {
+    this.entries.delete(key)
+    this.bytes -= e.size
+  }
+}
+
+const keySize = (k: string | number) => (typeof k === 'string' ? k.length * 2 : 8)

@@ -1,0 +1,62 @@
+import type { ArticleParts } from '../articles/present.ts'
+import type { PageIds } from '../articles/list-store.ts'
+import type { AuthorRow } from '../profiles/store.ts'
+import { DepCache } from './cache.ts'
+import type { Versions } from './versions.ts'
+
+const MB = 1024 * 1024
+
+/** A viewer's flags: whom they follow and what they favorited (null: ask per page). */
+export interface ViewerFlags {
+  followees: ReadonlySet<number>
+  favorites: ReadonlySet<number> | null
+}
+
+/** One comment up to its author: `{"id":…,"body":…,"author":`, and whose it is. */
+export interface CommentPart {
+  head: string
+  authorId: number
+}
+
+export interface VerifiedToken {
+  id: number
+  username: string
+  usernameKey: string
+  /** expiry, seconds since the epoch */
+  exp: number
+}
+
+/**
+ * Every cache of one app, each bounded by entries and bytes (keys included).
+ * The byte budgets add up to about 90 MB, so a busy process stays within
+ * 150 MB of memory. All of them are exact: each value records what it was
+ * built from (see versions.ts).
+ */
+export function createCaches(versions: Versions, scale = 1) {
+  const cache = <K extends string | number, V>(entries: number, mb: number, weigh?: (v: V) => number) =>
+    new DepCache<K, V>(versions, Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, mb * MB * scale), weigh)
+  return {
+    versions,
+    /** finished bodies of successful GETs, per viewer and URL */
+    responses: cache<string, Uint8Array>(20_000, 32),
+    /** a page's article ids and count, per filter and page (viewer-independent) */
+    pages: cache<string, PageIds>(20_000, 6, (p) => 24 + p.ids.length * 8),
+    /** list items without body, per article */
+    items: cache<number, ArticleParts>(40_000, 20, (p) => p.head.length * 2 + 48),
+    /** whole articles (with body), per article */
+    articles: cache<number, ArticleParts>(5_000, 16, (p) => p.head.length * 2 + 48),
+    /** slug -> article id and author */
+    slugs: cache<string, { id: number; author_id: number }>(40_000, 6, () => 48),
+    /** an author's profile up to `following`, per user */
+    authors: cache<number, string>(20_000, 4),
+    /** users by normalised name */
+    profiles: cache<string, AuthorRow>(20_000, 4, (u) => (u.username.length + (u.bio?.length ?? 0) + (u.image?.length ?? 0)) * 2 + 64),
+    /** a signed-in viewer's follows and favorites */
+    viewers: cache<number, ViewerFlags>(5_000, 8, (f) => 64 + (f.followees.size + (f.favorites?.size ?? 0)) * 16),
+    /** an article's comments, oldest first */
+    comments: cache<number, CommentPart[]>(10_000, 8, (cs) => cs.reduce((n, c) => n + c.head.length * 2 + 32, 32)),
+    /** verified tokens (only ever fully verified ones) */
+    tokens: cache<string, VerifiedToken>(20_000, 6, () => 96),
+  }
+}
+export type Caches = ReturnType<typeof createCaches>

@@ -1,0 +1,61 @@
+/**
+ * What cached values depend on, and when they stop being valid.
+ *
+ * Every cached value records the dependency keys it was built from (see
+ * keys.ts: an article, a user, a list, a viewer's relations...) and the clock
+ * at the moment its build STARTED. A write, once committed, bumps the keys it
+ * changed: each bumped key remembers the clock of its last bump. A value is
+ * valid while none of its keys was bumped after its build started.
+ *
+ * Taking the clock at the start (not the end) of a build makes a build that
+ * overlaps a write invalid at once, whatever order its reads and the write's
+ * commit took: an async build can never store what a concurrent write just
+ * changed. Invalidation is O(keys of the write); a check is O(keys of the value).
+ *
+ * The map of bumped keys is bounded: when it grows past `maxKeys`, the oldest
+ * half is forgotten and every value built before the newest forgotten bump
+ * counts as invalid (the `floor`), which is conservative and exact.
+ */
+export const EVERYTHING = '*'
+
+export class Versions {
+  /** Moves on every bump; a value built at clock c saw every bump up to c. */
+  clock = 0
+  private floor = 0
+  private readonly bumped = new Map<string, number>()
+
+  constructor(private readonly maxKeys = 200_000) {}
+
+  /** Marks `keys` as changed now. `*` invalidates everything. */
+  bump(keys: Iterable<string>): void {
+    const at = ++this.clock
+    for (const k of keys) {
+      if (k === EVERYTHING) this.floor = at
+      else this.bumped.set(k, at)
+    }
+    if (this.bumped.size > this.maxKeys) this.forgetOldest()
+  }
+
+  /** Invalidates every value built so far. */
+  bumpAll(): void {
+    this.floor = ++this.clock
+    this.bumped.clear()
+  }
+
+  /** Whether a value built from `deps`, started at `builtAt`, is still valid. */
+  valid(builtAt: number, deps: readonly string[]): boolean {
+    if (builtAt < this.floor) return false
+    for (let i = 0; i < deps.length; i++) {
+      const at = this.bumped.get(deps[i]!)
+      if (at !== undefined && at > builtAt) return false
+    }
+    return true
+  }
+
+  private forgetOldest(): void {
+    const byAge = [...this.bumped].sort((a, b) => a[1] - b[1])
+    const cut = byAge.length >> 1
+    this.floor = Math.max(this.floor, byAge[cut - 1]![1])
+    for (let i = 0; i < cut; i++) this.bumped.delete(byAge[i]![0])
+  }
+}

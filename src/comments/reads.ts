@@ -1,0 +1,50 @@
+import type { Built } from '../cache/cache.ts'
+import type { Caches, CommentPart } from '../cache/caches.ts'
+import { keys } from '../cache/keys.ts'
+import type { Store } from '../db/store.ts'
+import type { ArticleReads } from '../articles/reads.ts'
+import type { ProfileReads } from '../profiles/reads.ts'
+import { profileHead } from '../profiles/present.ts'
+import type { CommentRow } from './store.ts'
+
+const s = JSON.stringify
+const iso = (ms: number) => s(new Date(ms).toISOString())
+
+/** A comment up to its author: `{"id":…,"createdAt":…,"updatedAt":…,"body":…,"author":` */
+export const commentHead = (c: CommentRow): string =>
+  `{"id":${c.id},"createdAt":${iso(c.created_at)},"updatedAt":${iso(c.updated_at)},"body":${s(c.body)},"author":`
+
+/** A comment as the contract's JSON, seen by a viewer who follows its author or not. */
+export const commentJson = (c: CommentRow, following: boolean) => `${commentHead(c)}${profileHead(c)}${following}}}`
+
+/**
+ * An article's comments, cached per article (dropped by a comment added or
+ * deleted there); authors' profiles and the viewer's flags are laid over.
+ */
+export function commentReads(store: Store, caches: Caches, articles: ArticleReads, profiles: ProfileReads) {
+  return {
+    async list(slug: string, viewer: number): Promise<Built<string>> {
+      const { id } = await articles.bySlug(slug)
+      let parts = caches.comments.get(id)
+      if (parts === undefined) {
+        const at = caches.versions.clock
+        const rows = await store.comments.list(id)
+        parts = rows.map((c): CommentPart => ({ head: commentHead(c), authorId: c.author_id }))
+        for (const c of rows) profiles.rememberAuthor({ id: c.author_id, username: c.username, bio: c.bio, image: c.image }, at)
+        caches.comments.set(id, { value: parts, deps: [keys.comments(id), keys.article(id)] }, at)
+      }
+      const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
+      const deps = [keys.comments(id), keys.article(id)]
+      if (viewer) deps.push(keys.viewer(viewer))
+      const out: string[] = []
+      for (const c of parts) {
+        const head = heads.get(c.authorId)
+        if (head === undefined) continue
+        out.push(`${c.head}${head}${flags.followees.has(c.authorId)}}}`)
+        deps.push(keys.user(c.authorId))
+      }
+      return { value: `{"comments":[${out.join(',')}]}`, deps }
+    },
+  }
+}
+export type CommentReads = ReturnType<typeof commentReads>

@@ -1,0 +1,27 @@
+import { type Config, redactUrl } from '../config.ts'
+import { migrate as migrateSqlite } from './sqlite/migrate.ts'
+import { openDatabase } from './sqlite/open.ts'
+import { sqliteStore } from './sqlite/store.ts'
+import type { Store } from './store.ts'
+
+export interface Opened {
+  store: Store
+  /** migration versions applied while opening */
+  applied: number[]
+}
+
+/** Opens (and migrates) the database the configuration names: PostgreSQL for a postgres:// URL, else the SQLite file. */
+export async function openStore(config: Config): Promise<Opened> {
+  if (config.databaseUrl) {
+    const { openPostgres } = await import('./postgres/store.ts')
+    return openPostgres(config.databaseUrl, { poolMax: config.databasePoolMax, location: redactUrl(config.databaseUrl) })
+  }
+  const db = openDatabase(config.databasePath)
+  try {
+    const applied = migrateSqlite(db)
+    return { store: sqliteStore(db, config.databasePath), applied }
+  } catch (e) {
+    db.close()
+    throw e
+  }
+}

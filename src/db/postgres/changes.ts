@@ -1,0 +1,164 @@
+import type { SQL, TransactionSQL } from 'bun'
+import { Versions } from '../../cache/versions.ts'
+import type { ChangeFeed } from '../store.ts'
+import { read, write } from './client.ts'
+
+/** Change-log rows older than this are purged; an instance that read nothing for half as long drops its caches. */
+export const CHANGE_RETENTION_MS = 10 * 60_000
+
+/** A PostgreSQL snapshot as `pg_current_snapshot()` prints it: `xmin:xmax:xip,xip,…`. */
+interface Snapshot {
+  xmax: string
+  xip: string
+}
+const parseSnapshot = (text: string): Snapshot => {
+  const [, xmax = '0', xip = ''] = text.split(':')
+  return { xmax, xip }
+}
+
+/**
+ * Cache coherence on PostgreSQL, across any number of instances (see
+ * src/cache/versions.ts and keys.ts).
+ *
+ * Every write appends the keys it changed to the `changes` table in its own
+ * transaction, with that transaction's id. Before a request uses anything
+ * cached, `sync()` reads the rows committed since the previous read: a row is
+ * new exactly when its transaction was still running (in the previous
+ * snapshot's in-progress list) or had not started (at or past its `xmax`)
+ * when the previous read took its snapshot. Snapshots decide visibility, so
+ * this finds every row once, whatever order transactions took their sequence
+ * numbers and committed in, with no lock and no single counter row that
+ * every write would queue on.
+ *
+ * A request waits for a read that STARTED after the request arrived, so a
+ * write acknowledged by any instance before the request began is seen. Reads
+ * are shared: all requests arriving while one read runs wait for the next
+ * one, so there is at most about one read per round trip however busy the
+ * instance is. LISTEN/NOTIFY could not give this: a notification arrives at
+ * some point after the commit, possibly after the client's next request.
+ *
+ * After a failed read (database unreachable) or a long pause, everything
+ * cached is dropped and the next read starts afresh. `local` mode (one
+ * instance only, SINGLE_INSTANCE=true) skips the reads: only this process's
+ * own writes change the data.
+ */
+export class PgChanges implements ChangeFeed {
+  readonly versions = new Versions()
+  private last: Snapshot | undefined
+  private lastReadAt = 0
+  private running: Promise<void> | null = null
+  private queued: Promise<void> | null = null
+  /** this instance's own rows (already bumped), by sequence number, with when they were written */
+  private readonly own = new Map<string, number>()
+
+  constructor(
+    private readonly sql: SQL,
+    private readonly local = false,
+  ) {}
+
+  /**
+   * Runs `fn` as one transaction; `changed(keys)` records what it changed.
+   * The keys reach the log in the same transaction and this instance's
+   * caches right after the commit. Never retried (see client.ts).
+   */
+  async write<T>(fn: (tx: TransactionSQL, changed: (keys: readonly string[]) => void) => Promise<T>): Promise<T> {
+    const changed: string[] = []
+    let seq: string | undefined
+    const attempt = () =>
+      this.sql.begin(async (tx) => {
+        changed.length = 0
+        const result = await fn(tx, (k) => void changed.push(...k))
+        if (changed.length) {
+          const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${changed.join(' ')}, ${Date.now()}) RETURNING seq::text`
+          seq = row.seq
+        }
+        return result
+      })
+    const out = await write(async () => {
+      // a deadlock or serialization failure rolled everything back: safe to run again
+      for (let tries = 1; ; tries++) {
+        try {
+          return await attempt()
+        } catch (e) {
+          const state = (e as { errno?: unknown }).errno
+          if (tries >= 3 || (state !== '40P01' && state !== '40001')) throw e
+        }
+      }
+    })
+    if (seq !== undefined) {
+      this.versions.bump(changed)
+      if (!this.local) this.own.set(seq, Date.now())
+    }
+    return out
+  }
+
+  sync(): void | Promise<void> {
+    if (this.local) return undefined
+    if (this.running === null) return this.start()
+    // the running read started before this request arrived: wait for the next one
+    this.queued ??= this.running.then(
+      () => {
+        this.queued = null
+        return this.running ?? this.start()
+      },
+      () => {
+        this.queued = null
+        return this.running ?? this.start()
+      },
+    )
+    return this.queued
+  }
+
+  private start(): Promise<void> {
+    const p = this.readLog().finally(() => {
+      if (this.running === p) this.running = null
+    })
+    this.running = p
+    return p
+  }
+
+  private async readLog(): Promise<void> {
+    const now = Date.now()
+    const last = this.last
+    const fresh = last !== undefined && now - this.lastReadAt < CHANGE_RETENTION_MS / 2
+    try {
+      const [row] = await read(() =>
+        fresh
+          ? this.sql`SELECT s::text AS snapshot,
+                (SELECT coalesce(json_agg(json_build_array(seq::text, keys)), '[]') FROM changes
+                  WHERE xid >= ${last.xmax}::xid8 OR xid = ANY (string_to_array(${last.xip}, ',')::xid8[])) AS rows
+              FROM pg_current_snapshot() s`
+          : this.sql`SELECT pg_current_snapshot()::text AS snapshot, '[]'::json AS rows`,
+      )
+      if (!fresh) {
+        // first read, or after a gap in which rows may have been purged unread
+        if (last !== undefined || this.lastReadAt !== 0) this.versions.bumpAll()
+        this.own.clear()
+      } else {
+        for (const [seq, keys] of (typeof row.rows === 'string' ? JSON.parse(row.rows) : row.rows) as [string, string][]) {
+          if (!this.own.delete(seq)) this.versions.bump(keys.split(' '))
+        }
+        this.forgetOldOwn(now)
+      }
+      this.last = parseSnapshot(row.snapshot)
+      this.lastReadAt = now
+    } catch (e) {
+      // what changed meanwhile is unknown: the next read starts afresh
+      this.last = undefined
+      this.lastReadAt = -1
+      this.versions.bumpAll()
+      throw e
+    }
+  }
+
+  /** Own rows never read back (purged, or the log was reset) are forgotten after a while. */
+  private forgetOldOwn(now: number): void {
+    if (this.own.size < 1000) return
+    for (const [seq, at] of this.own) if (now - at > 60_000) this.own.delete(seq)
+  }
+
+  /** Drops change-log rows every instance has had time to read. */
+  async purge(now = Date.now()): Promise<void> {
+    await write(() => this.sql`DELETE FROM changes WHERE at < ${now - CHANGE_RETENTION_MS}`)
+  }
+}

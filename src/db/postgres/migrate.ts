@@ -1,0 +1,50 @@
+import type { SQL } from 'bun'
+import m001 from '../migrations/postgres/001_init.sql' with { type: 'text' }
+import m002 from '../migrations/postgres/002_lasting_ids.sql' with { type: 'text' }
+import { MigrationError } from '../migration-error.ts'
+
+/**
+ * Numbered migrations for PostgreSQL, the same numbers and meaning as
+ * SQLite's (src/db/migrations/sqlite), embedded in the binary. Never edit one
+ * that has landed: add the next number.
+ */
+export const migrations: readonly string[] = [m001, m002]
+
+/** Any fixed number: the advisory lock every instance takes to migrate. */
+const MIGRATION_LOCK = 0x636f6e64 // "cond"
+
+export async function schemaVersion(sql: SQL): Promise<number> {
+  const [row] = await sql`SELECT to_regclass('conduit_schema') IS NOT NULL AS present`
+  if (!row.present) return 0
+  const [v] = await sql`SELECT version FROM conduit_schema`
+  return v?.version ?? 0
+}
+
+/**
+ * Applies every pending migration in one transaction that holds an advisory
+ * lock: instances starting together on an empty database wait for the first,
+ * then find the schema applied. A database migrated by a newer binary is
+ * refused. Returns the versions applied.
+ */
+export async function migrate(sql: SQL): Promise<number[]> {
+  return sql.begin(async (tx) => {
+    // per schema, so tests working in separate schemas do not wait on each other
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`
+    await tx`CREATE TABLE IF NOT EXISTS conduit_schema (version integer NOT NULL)`
+    const [row] = await tx`SELECT version FROM conduit_schema`
+    if (!row) await tx`INSERT INTO conduit_schema (version) VALUES (0)`
+    const current: number = row?.version ?? 0
+    if (current > migrations.length) {
+      throw new MigrationError(
+        `database schema version ${current} is newer than this binary knows (${migrations.length}); use a newer conduit`,
+      )
+    }
+    const applied: number[] = []
+    for (let v = current + 1; v <= migrations.length; v++) {
+      await tx.unsafe(migrations[v - 1]!)
+      applied.push(v)
+    }
+    if (applied.length) await tx`UPDATE conduit_schema SET version = ${migrations.length}`
+    return applied
+  })
+}

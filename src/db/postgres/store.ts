@@ -1,0 +1,80 @@
+import type { SQL } from 'bun'
+import { postgresLists } from '../../articles/list-postgres.ts'
+import { postgresArticles } from '../../articles/postgres.ts'
+import { postgresThrottle } from '../../auth/throttle-postgres.ts'
+import { MAX_THROTTLE_ROWS } from '../../auth/throttle.ts'
+import { postgresComments } from '../../comments/postgres.ts'
+import { postgresProfiles } from '../../profiles/postgres.ts'
+import { postgresTags } from '../../tags/postgres.ts'
+import { postgresUsers } from '../../users/postgres.ts'
+import { DatabaseUnavailable, type Store } from '../store.ts'
+import { PgChanges } from './changes.ts'
+import { type ClientOptions, connect, isUnavailable, read } from './client.ts'
+import { migrate, schemaVersion } from './migrate.ts'
+
+export interface PostgresOptions extends ClientOptions {
+  /** where the data lives, safe to log (the URL without its password) */
+  location: string
+  /** only this process uses the database: skip the per-request change-log read (see PgChanges) */
+  singleInstance?: boolean
+}
+
+export interface PostgresStore extends Store {
+  readonly sql: SQL
+}
+
+/** The whole store on PostgreSQL (see connect for TLS and the pool). */
+export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
+  const changes = new PgChanges(sql, o.singleInstance ?? false)
+  const throttle = postgresThrottle(sql)
+  return {
+    backend: 'postgres',
+    location: o.location,
+    sql,
+    users: postgresUsers(sql, changes),
+    profiles: postgresProfiles(sql, changes),
+    articles: postgresArticles(sql, changes),
+    lists: postgresLists(sql),
+    comments: postgresComments(sql, changes),
+    tags: postgresTags(sql),
+    throttle,
+    changes,
+    secret: (generated) =>
+      read(async () => {
+        // ON CONFLICT DO NOTHING: instances starting at once agree on the first secret written
+        await sql`INSERT INTO settings (key, value) VALUES ('jwt_secret', ${generated}) ON CONFLICT (key) DO NOTHING`
+        const [row] = await sql`SELECT value FROM settings WHERE key = 'jwt_secret'`
+        return row.value as string
+      }),
+    schemaVersion: () => read(() => schemaVersion(sql)),
+    async ping() {
+      try {
+        await read(() => sql`SELECT 1`)
+        return true
+      } catch {
+        return false
+      }
+    },
+    async maintain() {
+      const now = Date.now()
+      await changes.purge(now)
+      await throttle.purge(now, MAX_THROTTLE_ROWS)
+    },
+    async close() {
+      await sql.close({ timeout: 2 })
+    },
+  }
+}
+
+/** Connects, migrates (under an advisory lock) and returns the store. Unreachable: one clear error. */
+export async function openPostgres(url: string, o: PostgresOptions): Promise<{ store: PostgresStore; applied: number[] }> {
+  const sql = connect(url, o)
+  try {
+    const applied = await migrate(sql)
+    return { store: postgresStore(sql, o), applied }
+  } catch (e) {
+    await sql.close({ timeout: 1 }).catch(() => {})
+    if (isUnavailable(e)) throw new DatabaseUnavailable(e)
+    throw e
+  }
+}

@@ -1,0 +1,93 @@
+import type { Database } from 'bun:sqlite'
+import { Versions } from '../../cache/versions.ts'
+import type { ChangeFeed } from '../store.ts'
+
+/** Change-log rows older than this are purged; a process that read nothing for longer drops all its caches. */
+export const CHANGE_RETENTION_MS = 10 * 60_000
+
+/**
+ * The SQLite side of cache coherence (see src/cache/versions.ts and keys.ts).
+ *
+ * Writes of this process: `write` runs a function in one IMMEDIATE
+ * transaction (the write lock taken up front), appends the keys it changed to
+ * the `changes` table in the same transaction, and bumps them here after the
+ * commit. Other processes on the same file (workers, the CLI): SQLite's
+ * `PRAGMA data_version` moves when another connection commits, and then
+ * `sync()` reads the rows they appended since the last one applied. The check
+ * costs about a microsecond, so it runs before every request that may use a
+ * cache. Rows are appended under the write lock, so their sequence is the
+ * commit order and has no gaps: a gap means rows were purged before this
+ * process read them, and everything is dropped.
+ */
+export class SqliteChanges implements ChangeFeed {
+  readonly versions = new Versions()
+  private readonly dataVersion
+  private readonly since
+  private readonly append
+  private lastSeen = -1
+  private applied = 0
+  /** sequence numbers of this process's own rows not yet passed by `applied` */
+  private readonly own = new Set<number>()
+  private lastSyncAt = Date.now()
+
+  constructor(private readonly db: Database) {
+    this.dataVersion = db.prepare<{ data_version: number }, []>('PRAGMA data_version')
+    this.since = db.prepare<{ seq: number; keys: string }, [number]>('SELECT seq, keys FROM changes WHERE seq > ? ORDER BY seq')
+    this.append = db.prepare<{ seq: number }, [string, number]>('INSERT INTO changes (keys, at) VALUES (?, ?) RETURNING seq')
+    const newest = db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM changes').get()
+    this.applied = newest?.seq ?? 0
+    this.lastSeen = this.dataVersion.get()!.data_version
+  }
+
+  /**
+   * Runs `fn` as one write transaction; `changed(keys)` records what it
+   * changed. The keys reach the log in the same transaction and this
+   * process's caches right after the commit.
+   */
+  write<T>(fn: (changed: (keys: readonly string[]) => void) => T): T {
+    const changed: string[] = []
+    let seq = 0
+    const tx = this.db.transaction(() => {
+      const out = fn((k) => void changed.push(...k))
+      if (changed.length) seq = this.append.get(changed.join(' '), Date.now())!.seq
+      return out
+    })
+    const out = tx.immediate()
+    // committed (a rolled-back row's number is handed out again, so only now is it ours)
+    if (seq) {
+      this.versions.bump(changed)
+      this.own.add(seq)
+      this.sync()
+    }
+    return out
+  }
+
+  sync(): void {
+    const v = this.dataVersion.get()!.data_version
+    const now = Date.now()
+    if (v === this.lastSeen) {
+      // nobody else committed since the last read: our own rows are the newest
+      for (const s of this.own) if (s > this.applied) this.applied = s
+      this.own.clear()
+      this.lastSyncAt = now
+      return
+    }
+    this.lastSeen = v
+    const rows = this.since.all(this.applied)
+    const stale = now - this.lastSyncAt > CHANGE_RETENTION_MS / 2
+    if (stale || (rows.length && rows[0]!.seq !== this.applied + 1)) {
+      // rows this process never read may have been purged
+      this.versions.bumpAll()
+    } else {
+      for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(r.keys.split(' '))
+    }
+    if (rows.length) this.applied = rows[rows.length - 1]!.seq
+    this.own.clear()
+    this.lastSyncAt = now
+  }
+
+  /** Drops change-log rows every process has had time to read. */
+  purge(now = Date.now()): void {
+    this.db.query('DELETE FROM changes WHERE at < ?').run(now - CHANGE_RETENTION_MS)
+  }
+}

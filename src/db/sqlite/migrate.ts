@@ -1,0 +1,86 @@
+import type { Database } from 'bun:sqlite'
+import m001 from '../migrations/sqlite/001_init.sql' with { type: 'text' }
+import m002 from '../migrations/sqlite/002_lasting_ids.sql' with { type: 'text' }
+import { usernameKey } from '../../users/username.ts'
+import { MigrationError } from '../migration-error.ts'
+
+/**
+ * A numbered migration: SQL run in one transaction with the version bump, and
+ * optionally a step in code (what SQL cannot compute, such as Unicode
+ * normalisation). `foreignKeysOff` rebuilds tables others reference: SQLite's
+ * documented procedure turns foreign keys off around the transaction and
+ * checks them before it commits.
+ */
+interface Migration {
+  sql: string
+  after?: (db: Database) => void
+  foreignKeysOff?: boolean
+}
+
+/**
+ * Numbered migrations, embedded in the binary. The schema version is SQLite's
+ * `PRAGMA user_version`. Each migration runs in its own transaction together
+ * with the version bump, so a crash leaves the database at a whole version.
+ * Never edit a migration that has landed: add the next number. The PostgreSQL
+ * migrations carry the same numbers and meaning (src/db/migrations/postgres).
+ */
+export const migrations: readonly Migration[] = [
+  { sql: m001 },
+  { sql: m002, after: fillUsernameKeys, foreignKeysOff: true },
+]
+
+export function schemaVersion(db: Database): number {
+  return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
+}
+
+/** Applies every pending migration; returns the versions applied. */
+export function migrate(db: Database): number[] {
+  const applied: number[] = []
+  const current = schemaVersion(db)
+  if (current > migrations.length) {
+    throw new MigrationError(
+      `database schema version ${current} is newer than this binary knows (${migrations.length}); use a newer conduit`,
+    )
+  }
+  // IMMEDIATE takes the write lock first, so two processes starting at once
+  // cannot both apply the same migration.
+  const step = db.transaction((version: number, m: Migration) => {
+    if (schemaVersion(db) >= version) return false
+    db.run(m.sql)
+    m.after?.(db)
+    if (m.foreignKeysOff) {
+      const broken = db.query('PRAGMA foreign_key_check').all()
+      if (broken.length) throw new MigrationError(`migration ${version} would break ${broken.length} foreign keys`)
+    }
+    db.run(`PRAGMA user_version = ${version}`)
+    return true
+  })
+  migrations.forEach((m, i) => {
+    if (m.foreignKeysOff) db.run('PRAGMA foreign_keys = OFF')
+    try {
+      if (step.immediate(i + 1, m)) applied.push(i + 1)
+    } finally {
+      if (m.foreignKeysOff) db.run('PRAGMA foreign_keys = ON')
+    }
+  })
+  return applied
+}
+
+/**
+ * 002: usernames become unique on their normalised form (NFKC, ASCII case
+ * folded), computed here. Two existing accounts whose names collide under the
+ * new rule both keep working: the later one's key gets its id appended
+ * (`#id`, a character no username may contain), so neither can be
+ * impersonated by the other and no new account can take either name.
+ */
+function fillUsernameKeys(db: Database): void {
+  const users = db.query<{ id: number; username: string }, []>('SELECT id, username FROM users ORDER BY id').all()
+  const set = db.query<unknown, [string, number]>('UPDATE users SET username_key = ? WHERE id = ?')
+  const seen = new Set<string>()
+  for (const u of users) {
+    let key = usernameKey(u.username)
+    if (seen.has(key)) key = `${key}#${u.id}`
+    seen.add(key)
+    set.run(key, u.id)
+  }
+}

@@ -1,0 +1,61 @@
+import type { ArticleStore } from '../articles/store.ts'
+import type { ListStore } from '../articles/list-store.ts'
+import type { ThrottleStore } from '../auth/throttle.ts'
+import type { Versions } from '../cache/versions.ts'
+import type { CommentStore } from '../comments/store.ts'
+import type { ProfileStore } from '../profiles/store.ts'
+import type { TagStore } from '../tags/store.ts'
+import type { UserStore } from '../users/store.ts'
+
+/** A value now, or later: the SQLite side answers synchronously, the PostgreSQL side asynchronously. */
+export type Awaitable<T> = T | Promise<T>
+
+/**
+ * What tells caches that stored data changed (see src/cache/versions.ts):
+ * `versions` is bumped by this process's writes after they commit, and by
+ * `sync()` with what other processes or instances committed. `sync()` must
+ * run before a request uses anything cached; it returns a promise only when
+ * it has to wait (PostgreSQL: a read of the change log shared by every
+ * request waiting at that moment).
+ */
+export interface ChangeFeed {
+  readonly versions: Versions
+  sync(): void | Promise<void>
+}
+
+export type Backend = 'sqlite' | 'postgres'
+
+/**
+ * Everything the routes need from storage, one interface per feature, with
+ * an implementation per backend beside it in the feature's folder. Routes and
+ * caches never know which backend runs.
+ */
+export interface Store {
+  readonly backend: Backend
+  /** where the data lives, safe to log (a file path, or a URL without its password) */
+  readonly location: string
+  readonly users: UserStore
+  readonly profiles: ProfileStore
+  readonly articles: ArticleStore
+  readonly lists: ListStore
+  readonly comments: CommentStore
+  readonly tags: TagStore
+  readonly throttle: ThrottleStore
+  readonly changes: ChangeFeed
+  /** The signing secret kept in the database: the stored one, or `generated` when there was none. */
+  secret(generated: string): Awaitable<string>
+  /** The migration version the database is at. */
+  schemaVersion(): Promise<number>
+  /** Whether the database answers now (readiness). */
+  ping(): Promise<boolean>
+  /** Housekeeping, every minute or so: expired throttle windows, old change-log rows. */
+  maintain(): Promise<void>
+  close(): Promise<void>
+}
+
+/** The database could not be reached: answered 503, never 500. */
+export class DatabaseUnavailable extends Error {
+  constructor(cause?: unknown) {
+    super('database unavailable', { cause })
+  }
+}

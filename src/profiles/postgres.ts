@@ -1,0 +1,43 @@
+import type { SQL } from 'bun'
+import { keys } from '../cache/keys.ts'
+import type { PgChanges } from '../db/postgres/changes.ts'
+import { nameless, read } from '../db/postgres/client.ts'
+import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileStore } from './store.ts'
+
+export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
+  return {
+    byName: (key) =>
+      read(async () => {
+        if (nameless(key)) return null
+        const [row] = await sql`SELECT id, username, bio, image FROM users WHERE username_key = ${key}`
+        return (row as AuthorRow | undefined) ?? null
+      }),
+    authors: (ids) =>
+      ids.length
+        ? read(async () => [...(await sql`SELECT id, username, bio, image FROM users WHERE id = ANY (${[...ids]}::int[])`)] as AuthorRow[])
+        : [],
+    setFollowing: (follower, followee, on) =>
+      changes.write(async (tx, changed) => {
+        const r = on
+          ? await tx`INSERT INTO follows (follower_id, followee_id) VALUES (${follower}, ${followee}) ON CONFLICT DO NOTHING`
+          : await tx`DELETE FROM follows WHERE follower_id = ${follower} AND followee_id = ${followee}`
+        if (r.count) changed([keys.viewer(follower)])
+      }),
+    relations: (viewer) =>
+      read(async () => {
+        const [row] = await sql`SELECT
+            ARRAY(SELECT followee_id FROM follows WHERE follower_id = ${viewer}) AS followees,
+            ARRAY(SELECT article_id FROM favorites WHERE user_id = ${viewer} LIMIT ${MAX_LOADED_FAVORITES + 1}) AS favorites`
+        const favorites = Array.from(row.favorites as ArrayLike<number>)
+        return {
+          followees: Array.from(row.followees as ArrayLike<number>),
+          favorites: favorites.length > MAX_LOADED_FAVORITES ? null : favorites,
+        }
+      }),
+    favoritedAmong: (viewer, ids) =>
+      read(async () => {
+        const rows = await sql`SELECT article_id AS id FROM favorites WHERE user_id = ${viewer} AND article_id = ANY (${[...ids]}::int[])`
+        return [...rows].map((r: { id: number }) => r.id)
+      }),
+  }
+}

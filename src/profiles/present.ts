@@ -1,0 +1,11 @@
+import type { AuthorRow } from './store.ts'
+
+/**
+ * A profile as JSON up to its `following` value, the same for every viewer:
+ * `{"username":…,"bio":…,"image":…,"following":` — the viewer's flag and the
+ * closing brace are added per request.
+ */
+export const profileHead = (u: Pick<AuthorRow, 'username' | 'bio' | 'image'>) =>
+  `{"username":${JSON.stringify(u.username)},"bio":${JSON.stringify(u.bio)},"image":${JSON.stringify(u.image)},"following":`
+
+export const profileJson = (head: string, following: boolean) => `${head}${following}}`

@@ -1,0 +1,89 @@
+import type { Built } from '../cache/cache.ts'
+import type { Caches, ViewerFlags } from '../cache/caches.ts'
+import { keys } from '../cache/keys.ts'
+import type { Store } from '../db/store.ts'
+import { notFound } from '../errors.ts'
+import { usernameKey } from '../users/username.ts'
+import { profileHead, profileJson } from './present.ts'
+import type { AuthorRow } from './store.ts'
+
+const NO_FLAGS: ViewerFlags = { followees: new Set(), favorites: new Set() }
+
+/**
+ * Cached reads about users as others see them, and about a viewer's own
+ * relations; shared by the articles, comments and profiles routes.
+ */
+export function profileReads(store: Store, caches: Caches) {
+  const clock = () => caches.versions.clock
+
+  /** Caches the profile heads of rows a read returned anyway (article and comment rows carry their author). */
+  const rememberAuthor = (u: Pick<AuthorRow, 'username' | 'bio' | 'image'> & { id: number }, at: number): string => {
+    const head = profileHead(u)
+    caches.authors.set(u.id, { value: head, deps: [keys.user(u.id)] }, at)
+    return head
+  }
+
+  /** Profile heads of these users, from the cache or one read for the missing ones. */
+  async function authorHeads(ids: readonly number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>()
+    const missing: number[] = []
+    for (const id of ids) {
+      const head = caches.authors.get(id)
+      if (head === undefined) missing.push(id)
+      else out.set(id, head)
+    }
+    if (missing.length) {
+      const at = clock()
+      for (const u of await store.profiles.authors([...new Set(missing)])) out.set(u.id, rememberAuthor(u, at))
+    }
+    return out
+  }
+
+  /** Whom `viewer` follows and what they favorited (0: anonymous, no flags). */
+  async function flags(viewer: number): Promise<ViewerFlags> {
+    if (viewer === 0) return NO_FLAGS
+    const cached = caches.viewers.get(viewer)
+    if (cached) return cached
+    const at = clock()
+    const r = await store.profiles.relations(viewer)
+    const value: ViewerFlags = { followees: new Set(r.followees), favorites: r.favorites && new Set(r.favorites) }
+    caches.viewers.set(viewer, { value, deps: [keys.viewer(viewer)] }, at)
+    return value
+  }
+
+  /** Which of `ids` the viewer favorited. */
+  async function favoritedAmong(viewer: number, f: ViewerFlags, ids: readonly number[]): Promise<(id: number) => boolean> {
+    if (viewer === 0) return () => false
+    if (f.favorites) return (id) => f.favorites!.has(id)
+    const set = new Set(await store.profiles.favoritedAmong(viewer, ids))
+    return (id) => set.has(id)
+  }
+
+  /** A user by name (any ASCII case, any Unicode spelling of the same NFKC form), or 404. */
+  async function byName(username: string): Promise<AuthorRow> {
+    const key = usernameKey(username)
+    const cached = caches.profiles.get(key)
+    if (cached) return cached
+    const at = clock()
+    const u = await store.profiles.byName(key)
+    if (!u) throw notFound('profile')
+    caches.profiles.set(key, { value: u, deps: [keys.user(u.id)] }, at)
+    return u
+  }
+
+  return {
+    rememberAuthor,
+    authorHeads,
+    flags,
+    favoritedAmong,
+    byName,
+    /** GET /api/profiles/:username as JSON. */
+    async profile(username: string, viewer: number): Promise<Built<string>> {
+      const u = await byName(username)
+      const f = await flags(viewer)
+      const deps = viewer ? [keys.user(u.id), keys.viewer(viewer)] : [keys.user(u.id)]
+      return { value: `{"profile":${profileJson(profileHead(u), f.followees.has(u.id))}}`, deps }
+    },
+  }
+}
+export type ProfileReads = ReturnType<typeof profileReads>

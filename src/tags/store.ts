@@ -1,0 +1,6 @@
+import type { Awaitable } from '../db/store.ts'
+
+export interface TagStore {
+  /** Every tag at least one article carries, most used first, ties in code-point order. */
+  popular(): Awaitable<string[]>
+}
