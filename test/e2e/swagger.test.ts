@@ -190,6 +190,44 @@ describe('Swagger UI at /swagger', () => {
     }
   }, 30_000)
 
+  test.each(['/swagger', '/swagger/'])('%s: the spec URL of the page resolves to the OpenAPI document', async (path) => {
+    const page = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) })
+    const html = await page.text()
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    // the options the page hands to Swagger UI: JSON in the bootstrap script
+    const options = html.match(/SwaggerUIBundle\((\{[\s\S]*?\})\)/)?.[1]
+    expect(options).toBeDefined()
+    const specUrl: unknown = JSON.parse(options!).url
+    expect(typeof specUrl).toBe('string')
+    // resolved as the browser does: against the address the page was finally served from
+    const spec = new URL(specUrl as string, page.url)
+    expect(spec.origin).toBe(server.url)
+    const res = await fetch(spec, { signal: AbortSignal.timeout(10_000) })
+    expect({ spec: spec.pathname, status: res.status }).toEqual({ spec: spec.pathname, status: 200 })
+    expect(((await res.json()) as { openapi?: string }).openapi).toMatch(/^3\.1/)
+  })
+
+  test('every response outside /api declares charset=utf-8', async () => {
+    const paths = [
+      '/swagger',
+      '/swagger/',
+      '/swagger/json',
+      '/swagger/assets/swagger-ui-bundle.js',
+      '/swagger/assets/swagger-ui.css',
+      '/swagger/assets/missing.js',
+      '/health',
+      '/ready',
+      '/no-such-page',
+    ]
+    for (const path of paths) {
+      const res = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) })
+      await res.arrayBuffer()
+      const type = res.headers.get('content-type') ?? ''
+      expect({ path, charset: /;\s*charset=utf-8$/i.test(type), type }).toEqual({ path, charset: true, type })
+    }
+  })
+
   test.skipIf(!hasChromium && !requireChromium)(
     'renders all 19 operations in headless Chromium with no network',
     async () => {
