@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { createApp } from './app.ts'
+import { type App, createApp } from './app.ts'
 import type { Config } from './config.ts'
 import { closeDatabase, openDatabase } from './db/database.ts'
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './db/checkpointer.ts'
@@ -14,13 +14,19 @@ export interface Running {
   shutdown(reason: string): Promise<void>
 }
 
-/** Opens and migrates the database, then serves the app on the configured address. */
+/**
+ * Binds the configured address, then opens and migrates the database and
+ * serves the app.
+ *
+ * The port is bound FIRST, before the database file is created or opened: a
+ * port that is taken, or an address that is not this machine's, fails here and
+ * leaves no new database file behind (no clean-up that could remove a file
+ * someone else just created). Until the app exists the listener answers 503
+ * `{"errors":{"server":["starting"]}}`; if the database cannot be opened the
+ * listener is closed again and the error goes to the caller.
+ */
 export function serve(config: Config, logger: Logger): Running {
-  const db = openDatabase(config.databasePath)
-  const applied = migrate(db)
-  db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
-  if (applied.length) logger.info('database migrated', { path: config.databasePath, versions: applied.join(',') })
-  const app = createApp({ db, config, logger })
+  let app: App | undefined
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -29,7 +35,7 @@ export function serve(config: Config, logger: Logger): Running {
     // answers with the envelope, so Bun's own limit is set far above it.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: config.requestTimeoutSeconds,
-    fetch: (request) => app.respond(request),
+    fetch: (request) => (app ? app.respond(request) : starting()),
     error(error) {
       logger.error('server error', {}, error)
       return new Response('{"errors":{"server":["internal error"]}}', {
@@ -38,6 +44,18 @@ export function serve(config: Config, logger: Logger): Running {
       })
     },
   })
+  let db: Database | undefined
+  try {
+    db = openDatabase(config.databasePath)
+    const applied = migrate(db)
+    db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
+    if (applied.length) logger.info('database migrated', { path: config.databasePath, versions: applied.join(',') })
+    app = createApp({ db, config, logger })
+  } catch (e) {
+    server.stop(true)
+    db?.close()
+    throw e
+  }
   // started once serving: its thread and connection are not needed for the first answers
   const checkpointer = startCheckpointer(config.databasePath, logger, { delayMs: 100 })
   const url = `http://${config.host}:${server.port}`
@@ -63,4 +81,12 @@ export function serve(config: Config, logger: Logger): Running {
       return stopping
     },
   }
+}
+
+/** The answer while the database is being opened. */
+function starting(): Response {
+  return new Response('{"errors":{"server":["starting"]}}', {
+    status: 503,
+    headers: { ...securityHeaders('/'), 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+  })
 }
