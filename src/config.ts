@@ -71,7 +71,8 @@ export const defaults: Config = {
 type Env = Record<string, string | undefined>
 
 export function integer(name: string, raw: string, min: number, max: number): number {
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`)
+  // a negative number is an integer, just out of range ("-0" is not a way to write 0)
+  if (!/^(\d+|-[1-9]\d*)$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`)
   const n = Number(raw)
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`)
   return n

@@ -3,13 +3,13 @@ import { parseArgs } from 'node:util'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { version } from '../package.json'
-import { type Config, ConfigError, environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
-import { MigrationError } from './db/migration-error.ts'
+import { backupFailure, type FailureContext, joinNegativeNumbers, report, UsageError, usageFromParseArgs } from './cli/errors.ts'
+import { type Config, environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 import { openStore } from './db/open.ts'
 import { closeDatabase, openDatabase } from './db/sqlite/open.ts'
 import { migrate } from './db/sqlite/migrate.ts'
 import { createLogger } from './log.ts'
-import { SEED_PASSWORD, seedDatabase } from './db/seed.ts'
+import { NotEmptyError, SEED_PASSWORD, seedDatabase } from './db/seed.ts'
 import { serve } from './server.ts'
 
 const HELP = `conduit ${version} — the RealWorld "Conduit" API in one binary
@@ -26,14 +26,15 @@ Usage:
   conduit --version                                      print the version
   conduit --help                                         print this help
 
+Any command also takes --debug: log at the debug level and, should it fail, print
+the stack after the one-line explanation (LOG_LEVEL=debug does the same).
+
 Flags override the environment. Environment:
 ${Object.entries(environment)
   .map(([k, v]) => `  ${k.padEnd(31)}${v}`)
   .join('\n')}
 
 Swagger UI is served at /swagger, the OpenAPI document at /swagger/json.`
-
-class UsageError extends Error {}
 
 const FLAGS = {
   port: { type: 'string' },
@@ -44,24 +45,42 @@ const FLAGS = {
   users: { type: 'string' },
   articles: { type: 'string' },
   seed: { type: 'string' },
+  debug: { type: 'boolean' },
 } as const
+/** The options that take a number: `--articles -5` reaches the range check instead of confusing parseArgs. */
+const NUMERIC = ['--port', '--users', '--articles', '--seed']
+
+/** What a failure message can name, filled in as main learns it. */
+const context: FailureContext = {}
+/** Whether a failure also prints its stack (--debug or LOG_LEVEL=debug). */
+let debug = false
 
 async function main(argv: string[]): Promise<number> {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: joinNegativeNumbers(argv, NUMERIC), options: FLAGS, allowPositionals: true, strict: true })
   } catch (e) {
-    throw new UsageError((e as Error).message)
+    throw usageFromParseArgs(e)
   }
   const { values, positionals } = parsed
+  debug = values.debug === true
   if (values.help) return print(HELP)
   if (values.version) return print(version)
 
   const [command = 'serve', ...rest] = positionals
+  context.command = command
   const config = loadConfig()
+  if (values.debug) config.logLevel = 'debug'
+  debug = config.logLevel === 'debug'
   if (values.port !== undefined) config.port = integer('--port', values.port, 0, 65535)
   if (values.host !== undefined) config.host = values.host
   if (values.db !== undefined) setDatabase(config, values.db)
+  Object.assign(context, {
+    databasePath: config.databaseUrl ? undefined : config.databasePath,
+    databaseUrl: config.databaseUrl && redactUrl(config.databaseUrl),
+    host: config.host,
+    port: config.port,
+  })
   const expectArgs = (n: number, usage: string) => {
     if (rest.length !== n) throw new UsageError(`usage: conduit ${usage}`)
   }
@@ -99,7 +118,7 @@ async function main(argv: string[]): Promise<number> {
       expectArgs(0, 'healthcheck [--port N] [--host ADDR]')
       return healthcheck(config)
     default:
-      throw new UsageError(`unknown command "${command}" (try conduit --help)`)
+      throw new UsageError(`unknown command "${command}"; see conduit --help`)
   }
 }
 
@@ -138,6 +157,8 @@ function backup(config: Config, target: string): number {
   const db = openDatabase(config.databasePath)
   try {
     db.query('VACUUM INTO ?').run(file)
+  } catch (e) {
+    throw backupFailure(e, file)
   } finally {
     db.close()
   }
@@ -161,6 +182,10 @@ async function seed(config: Config, o: { users: number; articles: number; seed: 
       onProgress: (m) => console.error(`seed: ${m}`),
     })
     console.log(`seeded ${config.databasePath} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`)
+  } catch (e) {
+    if (!(e instanceof NotEmptyError)) throw e
+    const users = `${e.users} user${e.users === 1 ? '' : 's'}`
+    throw new UsageError(`seed: the database ${resolve(config.databasePath)} already has ${users}; seed fills only an empty database: name a new file with --db`)
   } finally {
     closeDatabase(db)
   }
@@ -182,12 +207,6 @@ async function healthcheck(config: Config): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (e) => {
-    if (e instanceof UsageError || e instanceof ConfigError || e instanceof MigrationError) {
-      console.error(`conduit: ${e.message}`)
-      process.exit(2)
-    }
-    console.error('conduit: fatal:', e)
-    process.exit(1)
-  },
+  // one line on stderr, never the minified source Bun prints with an error (src/cli/errors.ts)
+  async (e) => process.exit(await report(e, context, debug)),
 )

@@ -20,6 +20,13 @@ export interface SeedOptions {
 
 export const SEED_PASSWORD = 'password123'
 
+/** seedDatabase only fills an empty database. */
+export class NotEmptyError extends Error {
+  constructor(readonly users: number) {
+    super(`seed needs an empty database (it already has ${users} users)`)
+  }
+}
+
 function random(seed: number) {
   const next = mulberry32(seed)
   return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]! }
@@ -40,7 +47,7 @@ const WORDS = (
  */
 export function seedDatabase(db: Database, o: SeedOptions): Record<string, number> {
   const users = db.query<{ n: number }, []>('SELECT count(*) AS n FROM users').get()!.n
-  if (users > 0) throw new Error('seed needs an empty database (it already has users)')
+  if (users > 0) throw new NotEmptyError(users)
   const rnd = random(o.seed)
   const log = o.onProgress ?? (() => {})
   const triggers = db.query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").all()

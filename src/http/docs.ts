@@ -1,4 +1,5 @@
 import { openapi } from '@elysiajs/openapi'
+import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { Elysia } from 'elysia'
 // Embedded in the compiled binary: the UI renders with no network at all.
 import bundlePath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
@@ -6,34 +7,55 @@ import cssPath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { version } from '../../package.json'
 import { notFound } from '../errors.ts'
 
+const PAGE = '/swagger'
+const SPEC = '/swagger/json'
 const ASSETS = '/swagger/assets'
+const HTML_CONTENT_TYPE = 'text/html; charset=utf-8'
 const assets: Record<string, { path: string; type: string }> = {
   'swagger-ui-bundle.js': { path: bundlePath, type: 'text/javascript; charset=utf-8' },
   'swagger-ui.css': { path: cssPath, type: 'text/css; charset=utf-8' },
 }
 
+const info = {
+  title: 'Conduit API',
+  version,
+  // (no quotes or angle brackets: the Swagger page puts this text in an HTML attribute unescaped)
+  description:
+    'The RealWorld Conduit backend. Authenticate with the Authorization header: the word Token, a space, then the JWT ' +
+    '(Bearer works too). Register or log in, copy the token from the response, and paste it into **Authorize**. ' +
+    'Every error has the same envelope: an object errors mapping a key to a list of messages.',
+}
+
+/**
+ * The Swagger UI page, rendered once. The plugin's own page points at the spec
+ * with a RELATIVE url (`swagger/json`), which from `/swagger/` resolves to
+ * `/swagger/swagger/json`, and declares `charset=utf8`; this one uses the
+ * absolute `/swagger/json` (like the asset URLs) and is served, at `/swagger`
+ * and `/swagger/` alike, as `text/html; charset=utf-8`.
+ */
+const page = SwaggerUIRender(info, {
+  url: SPEC,
+  dom_id: '#swagger-ui',
+  cdn: `${ASSETS}/swagger-ui-bundle.js`,
+  theme: `${ASSETS}/swagger-ui.css`,
+  autoDarkMode: false,
+})
+
 /**
  * Swagger UI at /swagger and the OpenAPI 3.1 document at /swagger/json, both
- * generated from the routes' TypeBox schemas.
+ * generated from the routes' TypeBox schemas. Every response here declares
+ * charset=utf-8, like the API's JSON.
  */
 export function docs() {
   return new Elysia()
     .use(
       openapi({
-        path: '/swagger',
-        provider: 'swagger-ui',
-        swagger: { cdn: `${ASSETS}/swagger-ui-bundle.js`, theme: `${ASSETS}/swagger-ui.css`, autoDarkMode: false },
-        exclude: { paths: ['/health', '/ready', `${ASSETS}/*`] },
+        path: PAGE,
+        specPath: SPEC,
+        provider: null, // the page is served below
+        exclude: { paths: ['/health', '/ready', PAGE, `${ASSETS}/*`] },
         documentation: {
-          info: {
-            title: 'Conduit API',
-            version,
-            // (no quotes or angle brackets: the Swagger page puts this text in an HTML attribute unescaped)
-            description:
-              'The RealWorld Conduit backend. Authenticate with the Authorization header: the word Token, a space, then the JWT ' +
-              '(Bearer works too). Register or log in, copy the token from the response, and paste it into **Authorize**. ' +
-              'Every error has the same envelope: an object errors mapping a key to a list of messages.',
-          },
+          info,
           servers: [{ url: '/', description: 'this server' }],
           components: {
             securitySchemes: {
@@ -48,6 +70,8 @@ export function docs() {
         },
       }),
     )
+    // (Elysia matches `/swagger/` to this route too)
+    .get(PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }), { detail: { hide: true } })
     .get(`${ASSETS}/:file`, ({ params }) => {
       const asset = assets[params.file]
       if (!asset) throw notFound('asset')

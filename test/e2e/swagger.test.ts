@@ -190,45 +190,88 @@ describe('Swagger UI at /swagger', () => {
     }
   }, 30_000)
 
+  test.each(['/swagger', '/swagger/'])('%s: the spec URL of the page resolves to the OpenAPI document', async (path) => {
+    const page = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) })
+    const html = await page.text()
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    // the options the page hands to Swagger UI: JSON in the bootstrap script
+    const options = html.match(/SwaggerUIBundle\((\{[\s\S]*?\})\)/)?.[1]
+    expect(options).toBeDefined()
+    const specUrl: unknown = JSON.parse(options!).url
+    expect(typeof specUrl).toBe('string')
+    // resolved as the browser does: against the address the page was finally served from
+    const spec = new URL(specUrl as string, page.url)
+    expect(spec.origin).toBe(server.url)
+    const res = await fetch(spec, { signal: AbortSignal.timeout(10_000) })
+    expect({ spec: spec.pathname, status: res.status }).toEqual({ spec: spec.pathname, status: 200 })
+    expect(((await res.json()) as { openapi?: string }).openapi).toMatch(/^3\.1/)
+  })
+
+  test('every response outside /api declares charset=utf-8', async () => {
+    const paths = [
+      '/swagger',
+      '/swagger/',
+      '/swagger/json',
+      '/swagger/assets/swagger-ui-bundle.js',
+      '/swagger/assets/swagger-ui.css',
+      '/swagger/assets/missing.js',
+      '/health',
+      '/ready',
+      '/no-such-page',
+    ]
+    for (const path of paths) {
+      const res = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) })
+      await res.arrayBuffer()
+      const type = res.headers.get('content-type') ?? ''
+      expect({ path, charset: /;\s*charset=utf-8$/i.test(type), type }).toEqual({ path, charset: true, type })
+    }
+  })
+
   test.skipIf(!hasChromium && !requireChromium)(
-    'renders all 19 operations in headless Chromium with no network',
+    'renders all 19 operations in headless Chromium with no network, at /swagger and at /swagger/',
     async () => {
       if (!hasChromium) throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} does not exist`)
-      const profile = tempDir('conduit-e2e-chromium-')
-      const result = await run(
-        [
-          CHROMIUM,
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          `--user-data-dir=${profile}`,
-          // every name resolves to nothing: only 127.0.0.1 is reachable
-          '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-          '--virtual-time-budget=10000',
-          '--dump-dom',
-          `${server.url}/swagger`,
-        ],
-        { cwd: profile, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: profile }, timeoutMs: 60_000 },
-      )
-      const dom = result.stdout
-      expect({ code: result.code, hasDom: dom.includes('<html') }).toEqual({ code: 0, hasDom: true })
-
-      const rendered = [...dom.matchAll(/class="opblock opblock-(get|post|put|delete|patch)\b[^"]*"[\s\S]*?data-path="([^"]*)"/g)].map(
-        (m) => opKey(m[1]!, m[2]!.replace(/&amp;/g, '&')),
-      )
-      const opblocks = dom.match(/class="opblock opblock-[a-z]+\b/g) ?? []
-      expect(opblocks).toHaveLength(19)
-      expect(rendered.sort()).toEqual(EXPECTED)
-      for (const e of ENDPOINTS) expect(dom).toContain(`<span class="opblock-summary-method">${e.method}</span>`)
-
-      // nothing in the rendered page points off this machine (SVG namespaces are names, not requests)
-      expect(references(dom).flatMap(foreignUrls)).toEqual([])
+      for (const page of ['/swagger', '/swagger/']) await rendersEveryOperation(page)
     },
-    90_000,
+    150_000,
   )
 })
+
+/** Loads `page` in headless Chromium (only 127.0.0.1 reachable) and checks the operations it renders. */
+async function rendersEveryOperation(page: string): Promise<void> {
+  const profile = tempDir('conduit-e2e-chromium-')
+  const result = await run(
+    [
+      CHROMIUM,
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+      // every name resolves to nothing: only 127.0.0.1 is reachable
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+      '--virtual-time-budget=10000',
+      '--dump-dom',
+      `${server.url}${page}`,
+    ],
+    { cwd: profile, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: profile }, timeoutMs: 60_000 },
+  )
+  const dom = result.stdout
+  expect({ page, code: result.code, hasDom: dom.includes('<html') }).toEqual({ page, code: 0, hasDom: true })
+
+  const rendered = [...dom.matchAll(/class="opblock opblock-(get|post|put|delete|patch)\b[^"]*"[\s\S]*?data-path="([^"]*)"/g)].map(
+    (m) => opKey(m[1]!, m[2]!.replace(/&amp;/g, '&')),
+  )
+  const opblocks = dom.match(/class="opblock opblock-[a-z]+\b/g) ?? []
+  expect({ page, operations: opblocks.length }).toEqual({ page, operations: 19 })
+  expect(rendered.sort()).toEqual(EXPECTED)
+  for (const e of ENDPOINTS) expect(dom).toContain(`<span class="opblock-summary-method">${e.method}</span>`)
+
+  // nothing in the rendered page points off this machine (SVG namespaces are names, not requests)
+  expect(references(dom).flatMap(foreignUrls)).toEqual([])
+}

@@ -193,13 +193,14 @@ describe('integer', () => {
     expect(integer('X', '007', 1, 10)).toBe(7)
   })
 
-  test.each(['', ' 5', '5 ', '+5', '-5', '5.0', '5e0', 'five', '0x5'])('rejects %p as not an integer', (raw) => {
+  test.each(['', ' 5', '5 ', '+5', '-0', '5.0', '5e0', 'five', '0x5', '-'])('rejects %p as not an integer', (raw) => {
     expect(() => integer('X', raw, 0, 10)).toThrow(`X must be an integer, got "${raw}"`)
   })
 
   test('rejects values outside the bounds', () => {
     expect(() => integer('X', '0', 1, 10)).toThrow('X must be between 1 and 10, got 0')
     expect(() => integer('X', '11', 1, 10)).toThrow('X must be between 1 and 10, got 11')
+    expect(() => integer('X', '-5', 0, 10)).toThrow('X must be between 0 and 10, got -5')
   })
 
   test('throws ConfigError', () => {

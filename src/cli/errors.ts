@@ -1,0 +1,295 @@
+/**
+ * How the command line fails: every failure, expected or not, ends as ONE
+ * line on stderr, `conduit: <what failed>: <why>; <how to fix it>`, naming the
+ * path, port or address involved. Exit status 2 for a usage or configuration
+ * error, 1 for anything that went wrong while running. With --debug (or
+ * LOG_LEVEL=debug) the stack of the underlying error follows that line.
+ *
+ * Never `console.error(error)`: in the compiled binary Bun prints the
+ * offending line of the minified bundle with it, kilobytes of source code.
+ */
+import { lookup } from 'node:dns/promises'
+import { existsSync, statSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { dirname, resolve } from 'node:path'
+import { ConfigError } from '../config.ts'
+import { MigrationError } from '../db/migration-error.ts'
+import { DatabaseUnavailable } from '../db/store.ts'
+
+export const EXIT_FAILURE = 1
+export const EXIT_USAGE = 2
+
+/** A failure already explained in one line. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT_FAILURE,
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+  }
+}
+
+/** A bad command line, or a command refusing its arguments: exit status 2. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT_USAGE)
+  }
+}
+
+const HELP_HINT = 'see conduit --help'
+
+/** What main knew when the failure happened: the names the message can use. */
+export interface FailureContext {
+  command?: string
+  databasePath?: string
+  /** the PostgreSQL URL, password already hidden */
+  databaseUrl?: string
+  host?: string
+  port?: number
+}
+
+export interface Explained {
+  line: string
+  exitCode: number
+  /** nothing here knew this failure: its stack is worth a look */
+  unexpected?: boolean
+}
+
+/** The one line (without the `conduit: ` prefix) and the exit status for any failure. */
+export async function explain(error: unknown, context: FailureContext): Promise<Explained> {
+  if (error instanceof CliError) return { line: oneLine(error.message), exitCode: error.exitCode }
+  if (error instanceof ConfigError) return { line: oneLine(error.message), exitCode: EXIT_USAGE }
+  if (error instanceof DatabaseUnavailable) {
+    const cause = reason((error.cause ?? error) as ErrorLike)
+    return {
+      line: `cannot reach the PostgreSQL database ${context.databaseUrl ?? ''} (${cause}); check that the server runs and accepts connections, and the host and port in DATABASE_URL or --db`,
+      exitCode: EXIT_FAILURE,
+    }
+  }
+  if (context.databaseUrl && isPostgresError(error)) {
+    return { line: `cannot use the PostgreSQL database ${context.databaseUrl}: ${reason(error as ErrorLike)}`, exitCode: EXIT_FAILURE }
+  }
+  if (error instanceof MigrationError) {
+    const where = context.databaseUrl ? `${context.databaseUrl}: ` : context.databasePath === undefined ? '' : `${resolve(context.databasePath)}: `
+    return { line: `${where}${oneLine(error.message)}`, exitCode: EXIT_USAGE }
+  }
+  const e = error as ErrorLike
+  if (isListenError(e) && context.port !== undefined) {
+    return { line: await listenFailure(e, context.host ?? '0.0.0.0', context.port), exitCode: EXIT_FAILURE }
+  }
+  if (isSqliteError(e) && context.databasePath !== undefined) {
+    return { line: databaseFailure(e, context.databasePath), exitCode: EXIT_FAILURE }
+  }
+  const what = context.command ? `${context.command} failed` : 'failed'
+  return { line: `${what}: ${reason(e)}`, exitCode: EXIT_FAILURE, unexpected: true }
+}
+
+/** Prints the explanation of `error` (and with `debug` its stack) to stderr; returns the exit status. */
+export async function report(error: unknown, context: FailureContext, debug: boolean): Promise<number> {
+  const explained: Explained = await explain(error, context).catch(() => ({
+    line: `failed: ${reason(error as ErrorLike)}`,
+    exitCode: EXIT_FAILURE,
+    unexpected: true,
+  }))
+  const usage = error instanceof UsageError || error instanceof ConfigError
+  const hint = explained.unexpected && !debug ? ' (run with --debug for the stack)' : ''
+  // (a string, never the error itself: Bun would print the minified source with it)
+  console.error(`conduit: ${explained.line}${hint}`)
+  const stack = debug && !usage ? stackOf(error) : ''
+  if (stack) console.error(stack)
+  return explained.exitCode
+}
+
+// ------------------------------------------------------------- command line
+
+const PARSE_ARGS_CODES = new Set(['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'])
+
+/**
+ * node:util parseArgs's messages span lines and talk about its own syntax
+ * ("To specify a positional argument starting with a '-' ..."); this is the
+ * one line a user needs.
+ */
+export function usageFromParseArgs(error: unknown): UsageError {
+  const e = error as ErrorLike
+  if (!PARSE_ARGS_CODES.has(String(e?.code))) return new UsageError(`${oneLine(reason(e))}; ${HELP_HINT}`)
+  const message = String(e.message)
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? ''
+  // "Option '-h, --help' does not take ..." and "Option '--port <value>' ..." name the flag among other words
+  const flag = quoted.split(/[\s,]+/).find((w) => w.startsWith('--')) ?? (quoted.startsWith('-') ? quoted : `-${quoted}`)
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option ${flag}; ${HELP_HINT}`)
+  if (/does not take an argument/.test(message)) return new UsageError(`option ${flag} takes no value; ${HELP_HINT}`)
+  if (/ambiguous/.test(message)) {
+    return new UsageError(`option ${flag} needs a value (write ${flag}=VALUE for a value that starts with "-"); ${HELP_HINT}`)
+  }
+  if (/missing/.test(message)) return new UsageError(`option ${flag} needs a value; ${HELP_HINT}`)
+  return new UsageError(`${oneLine(message)}; ${HELP_HINT}`)
+}
+
+/**
+ * parseArgs takes the `-5` of `--articles -5` for a flag and refuses it as
+ * "ambiguous"; for the numeric options a negative number is joined to its
+ * option (`--articles=-5`), so the range check can say what is wrong with it.
+ */
+export function joinNegativeNumbers(argv: readonly string[], numeric: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const next = argv[i + 1]
+    if (arg === '--') {
+      out.push(...argv.slice(i))
+      break
+    }
+    if (numeric.includes(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`)
+      i++
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}
+
+// ------------------------------------------------------------------ listen
+
+interface ErrorLike {
+  name?: string
+  message?: string
+  code?: string
+  errno?: number
+  syscall?: string
+  stack?: string
+  cause?: unknown
+}
+
+/** Bun.serve's bind failures carry `syscall: "listen"` and the errno's code. */
+const isListenError = (e: ErrorLike) => e?.syscall === 'listen'
+
+const HOST_HINT = 'use an address of this machine with --host or HOST (0.0.0.0 for all of them)'
+
+async function listenFailure(e: ErrorLike, host: string, port: number): Promise<string> {
+  const where = `cannot listen on ${host.includes(':') ? `[${host}]` : host}:${port}`
+  // Bun reports a host name that does not resolve as EADDRINUSE ("Is port N in
+  // use?"): a name is looked up (briefly) before the port gets the blame.
+  const named = isIP(host) === 0 ? await resolves(host) : true
+  if (named === false) return `${where}: the host name ${host} does not resolve; ${HOST_HINT}`
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return named === true
+        ? `${where}: the port is already in use; stop the other server or choose another port with --port or PORT`
+        : `${where}: the port is in use or the host name ${host} does not resolve; check --host/HOST and --port/PORT`
+    case 'EADDRNOTAVAIL':
+      return `${where}: ${host} is not an address of this machine; ${HOST_HINT}`
+    case 'EACCES':
+    case 'EPERM':
+      return `${where}: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); choose a port from 1024 up with --port or PORT`
+    case 'EAFNOSUPPORT':
+      return `${where}: this machine does not support that address family; ${HOST_HINT}`
+    default:
+      return `${where}: ${reason(e)}; check --host/HOST and --port/PORT`
+  }
+}
+
+/** Whether a host name resolves; 'unknown' when the resolver does not answer within 2 s. */
+async function resolves(host: string): Promise<boolean | 'unknown'> {
+  const timeout = new Promise<'unknown'>((done) => setTimeout(done, 2_000, 'unknown').unref())
+  return Promise.race([lookup(host).then(() => true, () => false), timeout])
+}
+
+// ---------------------------------------------------------------- database
+
+const isSqliteError = (e: ErrorLike) => e?.name === 'SQLiteError' || (typeof e?.code === 'string' && e.code.startsWith('SQLITE_'))
+
+const DB_HINT = 'choose another file with --db or DATABASE_PATH'
+
+/** A failure of SQLite on the database file at `path`, explained from what the file system shows. */
+export function databaseFailure(e: ErrorLike, path: string): string {
+  const file = resolve(path)
+  const dir = dirname(file)
+  const code = String(e.code ?? '')
+  const sqlite = oneLine(String(e.message ?? code))
+  if (code.startsWith('SQLITE_CANTOPEN')) {
+    const problem = fileProblem(file)
+    if (problem) return `cannot open the database ${file}: ${problem}; ${problem.endsWith('does not exist') ? 'create it or ' : ''}${DB_HINT}`
+    if (!existsSync(file)) {
+      return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with --db or DATABASE_PATH`
+    }
+    return `cannot open the database ${file} (${sqlite}): the file or its directory ${dir} is not writable (SQLite keeps its -wal and -shm files next to it); make both writable or ${DB_HINT}`
+  }
+  if (code.startsWith('SQLITE_READONLY')) {
+    return `cannot write the database ${file}: it is read-only (${sqlite}); make the file and its directory writable (chmod, or chattr -i) or ${DB_HINT}`
+  }
+  if (code.startsWith('SQLITE_NOTADB')) return `${file} is not a SQLite database; ${DB_HINT}`
+  if (code.startsWith('SQLITE_CORRUPT')) return `the database ${file} is damaged (${sqlite}); restore it from a backup`
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return `the database ${file} stayed locked by another process (${sqlite}); wait for it to finish and try again`
+  }
+  if (code.startsWith('SQLITE_FULL')) return `the database ${file} cannot grow: the disk is full; free some space`
+  return `database ${file}: ${sqlite}`
+}
+
+/**
+ * A failure of `VACUUM INTO file`: SQLite could not create the backup file
+ * (the live database, already open, is not the one it could not open). Any
+ * other failure is returned as it is, to be explained as a database failure.
+ */
+export function backupFailure(error: unknown, file: string): unknown {
+  const e = error as ErrorLike
+  if (!isSqliteError(e) || !String(e.code).startsWith('SQLITE_CANTOPEN')) return error
+  const problem = fileProblem(file) ?? `directory ${dirname(file)} is not writable`
+  const fix = problem.endsWith('does not exist') ? 'create it or choose another backup file' : 'choose another backup file'
+  return new CliError(`backup: cannot create ${file}: ${problem}; ${fix}`, EXIT_FAILURE, { cause: error })
+}
+
+/**
+ * What is wrong with a path a file should be created at, as far as the file
+ * system shows: a directory missing on the way, or a directory where the file
+ * should be. Undefined when nothing is visibly wrong.
+ */
+function fileProblem(file: string): string | undefined {
+  const dir = dirname(file)
+  if (!existsSync(dir)) return `directory ${dir} does not exist`
+  if (!isDirectory(dir)) return `${dir} is not a directory`
+  if (isDirectory(file)) return 'it is a directory, not a file'
+  return undefined
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+// ------------------------------------------------------------------ helpers
+
+/** The message of an error on one line: Bun's and SQLite's messages sometimes span several. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim()
+}
+
+function reason(e: ErrorLike): string {
+  if (e === null || e === undefined) return 'unknown error'
+  if (typeof e !== 'object') return oneLine(String(e))
+  const message = oneLine(String(e.message || e.name || 'unknown error'))
+  return e.code && !message.includes(e.code) ? `${message} (${e.code})` : message
+}
+
+/** The stack of an error and its causes, without the source excerpt Bun's inspector adds. */
+function stackOf(error: unknown, depth = 0): string {
+  const e = error as ErrorLike
+  if (e === null || typeof e !== 'object' || depth > 3) return ''
+  const fields = ['code', 'errno', 'syscall']
+    .filter((k) => (e as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${k}=${(e as Record<string, unknown>)[k]}`)
+    .join(' ')
+  const own = `${e.stack ?? `${e.name}: ${e.message}`}${fields ? `\n  ${fields}` : ''}`
+  const cause = e.cause === undefined ? '' : stackOf(e.cause, depth + 1)
+  return cause ? `${own}\ncaused by: ${cause}` : own
+}
+
+/** An error the PostgreSQL server answered (wrong password, no such database, ...). */
+function isPostgresError(e: unknown): boolean {
+  return (e as { name?: unknown } | null)?.name === 'PostgresError'
+}

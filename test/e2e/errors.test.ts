@@ -1,0 +1,241 @@
+import { Database } from 'bun:sqlite'
+import { describe, expect, test } from 'bun:test'
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type CliResult, freePort, run, runCli, tempDir, useBinary } from './support.ts'
+
+/**
+ * Failures on the first run: whatever goes wrong at start-up or in a command
+ * ends as ONE line on stderr that names what failed (the path, port or
+ * address) — never Bun's dump of the minified bundle — with exit status 1 for
+ * a runtime failure and 2 for a usage error. --debug adds the stack.
+ */
+
+const binary = useBinary()
+const CLI = { timeoutMs: 15_000 }
+
+/** The one line on stderr; fails the test unless there is exactly one, reasonably short, without source code. */
+function oneLine(r: CliResult, code: number): string {
+  const stderr = r.stderr.replace(/\n$/, '')
+  expect({ signal: r.signal, code: r.code, lines: stderr.split('\n').length }).toEqual({ signal: null, code, lines: 1 })
+  expect(stderr).toStartWith('conduit: ')
+  expect(stderr.length).toBeLessThan(400)
+  expect(stderr).not.toContain('fatal')
+  expect(stderr).not.toContain('$bunfs')
+  return stderr
+}
+
+/** Holds `port` on every interface (as another server would) while `work` runs. */
+async function whileTaken<T>(work: (port: number) => Promise<T>): Promise<T> {
+  const listener = Bun.listen({ hostname: '0.0.0.0', port: 0, socket: { data() {} } })
+  try {
+    return await work(listener.port)
+  } finally {
+    listener.stop(true)
+  }
+}
+
+/**
+ * Makes a file or directory unwritable even for root (chattr +i), or for
+ * others (chmod); returns the undo, or undefined when neither works here.
+ */
+async function makeUnwritable(path: string, kind: 'file' | 'directory'): Promise<(() => Promise<void>) | undefined> {
+  if (process.getuid?.() !== 0) {
+    await run(['chmod', kind === 'file' ? '0444' : '0555', path], { timeoutMs: 5_000 })
+    return async () => void (await run(['chmod', kind === 'file' ? '0644' : '0755', path], { timeoutMs: 5_000 }))
+  }
+  const set = await run(['chattr', '+i', path], { timeoutMs: 5_000 }).catch(() => undefined)
+  if (set?.code !== 0) return undefined
+  return async () => void (await run(['chattr', '-i', path], { timeoutMs: 5_000 }))
+}
+
+describe('serve: a failure to start is one line', () => {
+  test('a port that is taken: exit 1, names the port, and leaves no database file behind', async () => {
+    await whileTaken(async (port) => {
+      const cwd = tempDir()
+      const r = await runCli(binary(), ['--port', String(port)], { cwd, ...CLI })
+      const line = oneLine(r, 1)
+      expect(line).toContain(`:${port}`)
+      expect(line).toContain('in use')
+      expect(line).toMatch(/--port|PORT/)
+      expect(readdirSync(cwd)).toEqual([])
+    })
+  }, 30_000)
+
+  test('--debug (or LOG_LEVEL=debug) adds the stack after the same first line', async () => {
+    await whileTaken(async (port) => {
+      const plain = oneLine(await runCli(binary(), ['--port', String(port)], CLI), 1)
+      for (const [args, env] of [
+        [['--debug', '--port', String(port)], {}],
+        [['--port', String(port)], { LOG_LEVEL: 'debug' }],
+      ] as const) {
+        const r = await runCli(binary(), [...args], { env, ...CLI })
+        expect(r.code).toBe(1)
+        const lines = r.stderr.trim().split('\n')
+        expect(lines[0]).toBe(plain)
+        expect(lines.length).toBeGreaterThan(1)
+        expect(lines.slice(1).join('\n')).toMatch(/\bat /)
+      }
+    })
+  }, 30_000)
+
+  test('an address that is not on this machine: exit 1, names the address', async () => {
+    const cwd = tempDir()
+    const r = await runCli(binary(), ['--host', '192.0.2.1', '--port', String(freePort())], { cwd, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain('192.0.2.1')
+    expect(line).toMatch(/--host|HOST/)
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
+  test('a host name that does not resolve: exit 1, names it, and does not blame the port', async () => {
+    const cwd = tempDir()
+    const r = await runCli(binary(), ['--host', 'nonexistent.invalid', '--port', String(freePort())], { cwd, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain('nonexistent.invalid')
+    expect(line).not.toContain('in use')
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
+  test('DATABASE_PATH in a directory that does not exist: exit 1, names the directory', async () => {
+    const cwd = tempDir()
+    const missing = join(cwd, 'missing', 'sub')
+    const r = await runCli(binary(), ['--port', String(freePort())], { cwd, env: { DATABASE_PATH: join(missing, 'c.db') }, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain(missing)
+    expect(line).toContain('does not exist')
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
+  test('DATABASE_PATH in a directory nobody can write (/proc): exit 1, names the path', async () => {
+    const r = await runCli(binary(), ['--port', String(freePort())], { env: { DATABASE_PATH: '/proc/conduit.db' }, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain('/proc/conduit.db')
+    expect(line).toContain('not writable')
+  }, 30_000)
+
+  test('DATABASE_PATH naming a directory: exit 1, names the path', async () => {
+    const cwd = tempDir()
+    mkdirSync(join(cwd, 'data'))
+    const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'data'], { cwd, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain(join(cwd, 'data'))
+    expect(line).toContain('directory')
+    expect(readdirSync(join(cwd, 'data'))).toEqual([])
+  }, 30_000)
+
+  test('a database file that cannot be written: exit 1, names the file', async () => {
+    const cwd = tempDir()
+    expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd, ...CLI })).code).toBe(0)
+    const file = join(cwd, 'c.db')
+    const restore = await makeUnwritable(file, 'file')
+    if (!restore) {
+      console.warn('errors.test.ts: running as root without a working chattr; skipping the unwritable-file check')
+      return
+    }
+    try {
+      const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'c.db'], { cwd, ...CLI })
+      const line = oneLine(r, 1)
+      expect(line).toContain(file)
+      expect(line).toContain('read-only')
+    } finally {
+      await restore()
+    }
+  }, 30_000)
+
+  test('a database in a directory that cannot be written (no room for its -wal file): exit 1, names the file', async () => {
+    const cwd = tempDir()
+    const data = join(cwd, 'data')
+    mkdirSync(data)
+    expect((await runCli(binary(), ['migrate', '--db', 'data/c.db'], { cwd, ...CLI })).code).toBe(0)
+    const restore = await makeUnwritable(data, 'directory')
+    if (!restore) {
+      console.warn('errors.test.ts: running as root without a working chattr; skipping the unwritable-directory check')
+      return
+    }
+    try {
+      const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'data/c.db'], { cwd, ...CLI })
+      const line = oneLine(r, 1)
+      expect(line).toContain(join(data, 'c.db'))
+      expect(line).toContain('not writable')
+    } finally {
+      await restore()
+    }
+  }, 30_000)
+})
+
+describe('commands: a failure is one line', () => {
+  test('migrate into a directory that does not exist: exit 1, names the directory', async () => {
+    const cwd = tempDir()
+    const r = await runCli(binary(), ['migrate', '--db', 'nowhere/x.db'], { cwd, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain(join(cwd, 'nowhere'))
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
+  test('backup into a directory that does not exist: exit 1, names the directory', async () => {
+    const cwd = tempDir()
+    expect((await runCli(binary(), ['migrate'], { cwd, ...CLI })).code).toBe(0)
+    const r = await runCli(binary(), ['backup', 'nowhere/out.db'], { cwd, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain(join(cwd, 'nowhere'))
+    expect(line).toContain('does not exist')
+    expect(readdirSync(cwd).sort()).toEqual(['conduit.db'])
+  }, 30_000)
+
+  test('seed on a database that already has users: exit 2, names the database, leaves it as it was', async () => {
+    const cwd = tempDir()
+    const seed = ['seed', '--db', 's.db', '--users', '2', '--articles', '1']
+    const first = await runCli(binary(), seed, { cwd, ...CLI })
+    expect(first.code).toBe(0)
+    const again = await runCli(binary(), seed, { cwd, ...CLI })
+    const line = oneLine(again, 2)
+    expect(line).toContain(join(cwd, 's.db'))
+    expect(line).toContain('2 users')
+    const db = new Database(join(cwd, 's.db'), { readonly: true })
+    try {
+      expect(db.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 2 })
+    } finally {
+      db.close()
+    }
+  }, 30_000)
+
+  test('a file that is not a database: exit 1, names it', async () => {
+    const cwd = tempDir()
+    writeFileSync(join(cwd, 'notes.txt'), 'not a database, just some text that is long enough to have a header\n'.repeat(20))
+    const r = await runCli(binary(), ['migrate', '--db', 'notes.txt'], { cwd, ...CLI })
+    const line = oneLine(r, 1)
+    expect(line).toContain(join(cwd, 'notes.txt'))
+    expect(line).toContain('not a SQLite database')
+  }, 30_000)
+})
+
+describe('usage errors are one line ending with the way to help (exit 2)', () => {
+  test.each([
+    ['an unknown long flag', ['--no-such-flag'], '--no-such-flag'],
+    ['an unknown short flag', ['-x'], '-x'],
+    ['an unknown flag after a command', ['seed', '--bogus'], '--bogus'],
+    ['a flag with no value', ['--port'], '--port'],
+    ['a flag whose value looks like a flag', ['migrate', '--db', '--port'], '--db'],
+    ['a value for a switch', ['--help=yes'], '--help'],
+  ])('%s', async (_, args, mention) => {
+    const cwd = tempDir()
+    const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
+    expect(line).toContain(mention)
+    expect(line).toEndWith('see conduit --help')
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
+  test.each([
+    [['seed', '--articles', '-5'], '--articles', '-5'],
+    [['seed', '--users', '-1'], '--users', '-1'],
+    [['--port', '-1'], '--port', '-1'],
+  ])('a negative number: %p', async (args, flag, value) => {
+    const cwd = tempDir()
+    const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
+    expect(line).toContain(flag)
+    expect(line).toContain(`must be between`)
+    expect(line).toEndWith(`got ${value}`)
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+})
