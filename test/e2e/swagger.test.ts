@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { type Server, api, run, startServer, tempDir, useBinary } from './support.ts'
 
 /**
- * The endpoint table of the API contract (API.md): method, path, auth, success
+ * The endpoint table of the API contract (docs/API.md): method, path, auth, success
  * status, and for routes that take a body its wrapper and required fields.
  */
 type Auth = 'none' | 'optional' | 'required' | 'owner'

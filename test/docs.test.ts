@@ -1,0 +1,138 @@
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { dirname, join, normalize, resolve } from 'node:path'
+
+/**
+ * The documentation describes this repository and nothing outside it: a user
+ * who clones it has only what git tracks. Every Markdown file must not point
+ * at the workspace it was written in (`../shared`), and every relative link
+ * and every backticked repository path it mentions must exist in the
+ * repository (or be something git ignores: a build or benchmark output).
+ */
+
+const ROOT = resolve(import.meta.dir, '..')
+
+function git(...args: string[]) {
+  return Bun.spawnSync(['git', ...args], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+}
+
+const tracked: string[] = (() => {
+  const out = git('ls-files', '-z')
+  if (out.exitCode !== 0) throw new Error(`git ls-files failed: ${out.stderr.toString()}`)
+  return out.stdout.toString().split('\0').filter(Boolean)
+})()
+const trackedSet = new Set(tracked)
+const topLevelDirs = new Set(tracked.filter((f) => f.includes('/')).map((f) => f.slice(0, f.indexOf('/'))))
+
+/** A repository-relative path (no leading `./`, no trailing `/`), or null when it leaves the repository. */
+function inRepo(fromDir: string, target: string): string | null {
+  const joined = normalize(join(fromDir, target)).replace(/\/+$/, '')
+  if (joined === '.' || joined === '') return ''
+  if (joined.startsWith('..') || joined.startsWith('/')) return null
+  return joined
+}
+
+function exists(path: string): boolean {
+  if (path === '') return true
+  if (trackedSet.has(path)) return true
+  const dir = `${path}/`
+  return tracked.some((f) => f.startsWith(dir))
+}
+
+/** Untracked paths git ignores are generated (dist/, bench/tmp/): mentioning them is fine. */
+function ignored(path: string): boolean {
+  // as a file, or as a folder (a pattern like `bench/tmp/` matches folders only)
+  return git('check-ignore', '-q', path).exitCode === 0 || git('check-ignore', '-q', `${path}/`).exitCode === 0
+}
+
+/** `src/db/migrations/sqlite/NNN_*.sql`: `NNN` stands for a number, `*` for anything. */
+function globMatches(pattern: string): boolean {
+  const glob = new Bun.Glob(pattern.replace(/NNN/g, '[0-9][0-9][0-9]'))
+  return tracked.some((f) => glob.match(f))
+}
+
+/** Whether an inline code span names a file or folder of the repository. */
+function looksLikeRepoPath(code: string): boolean {
+  if (/\s/.test(code) || /^[a-z][a-z0-9+.-]*:/i.test(code) || code.startsWith('/')) return false
+  if (code.startsWith('./') || code.startsWith('../')) return true
+  if (code.endsWith('.md')) return true
+  const slash = code.indexOf('/')
+  return slash > 0 && topLevelDirs.has(code.slice(0, slash))
+}
+
+/** Everything wrong with one Markdown file's references, as readable lines. */
+function problems(file: string, text: string): string[] {
+  const found: string[] = []
+  for (const banned of ['../shared', 'shared/API.md']) {
+    if (text.includes(banned)) found.push(`${file}: mentions ${banned}, which is not in the repository`)
+  }
+  const dir = dirname(file)
+  const prose = text.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+
+  for (const m of prose.matchAll(/\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    const target = m[1]!
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue
+    const path = target.replace(/[#?].*$/, '')
+    const resolved = path.startsWith('/') ? inRepo('.', path.slice(1)) : inRepo(dir, path)
+    if (resolved === null) found.push(`${file}: link to ${target} leaves the repository`)
+    else if (!exists(resolved)) found.push(`${file}: link to ${target}, but ${resolved} is not in the repository`)
+  }
+
+  for (const m of prose.matchAll(/`([^`\n]+)`/g)) {
+    const code = m[1]!
+    if (!looksLikeRepoPath(code)) continue
+    if (/[*?[]|NNN/.test(code)) {
+      if (!globMatches(code.replace(/^\.\//, ''))) found.push(`${file}: \`${code}\` matches no file in the repository`)
+      continue
+    }
+    // docs write paths from the repository root; a bare name may be a sibling of the file
+    const candidates = [inRepo('.', code), inRepo(dir, code)].filter((p): p is string => p !== null)
+    if (candidates.length === 0) {
+      found.push(`${file}: \`${code}\` is outside the repository`)
+      continue
+    }
+    if (!candidates.some((p) => exists(p) || ignored(p))) {
+      found.push(`${file}: \`${code}\` is not in the repository`)
+    }
+  }
+  return found
+}
+
+const markdown = tracked.filter((f) => f.endsWith('.md'))
+
+describe('the documentation', () => {
+  test('covers the README, the security notes and the docs folder, API description included', () => {
+    expect(markdown).toContain('README.md')
+    expect(markdown).toContain('SECURITY.md')
+    expect(markdown).toContain('docs/API.md')
+    expect(markdown).toContain('docs/DECISIONS.md')
+  })
+
+  test('the checker catches what it should (so the next test can fail)', () => {
+    const bad = [
+      'See `../shared/API.md` and [the contract](../shared/API.md).',
+      'Read [missing](docs/NOPE.md), `src/nope.ts`, `bench/nope/` and `src/db/migrations/NNN_*.js`.',
+      'A [link out](../../elsewhere.md) and a bare `NOPE.md`.',
+    ].join('\n')
+    const found = problems('docs/EXAMPLE.md', bad)
+    expect(found.filter((p) => p.includes('mentions ../shared'))).toHaveLength(1)
+    for (const fragment of ['../shared/API.md', 'docs/NOPE.md', '`src/nope.ts`', '`bench/nope/`', 'NNN_*.js', 'elsewhere.md', '`NOPE.md`']) {
+      expect(found.some((p) => p.includes(fragment))).toBe(true)
+    }
+    const good = [
+      'See [decisions](DECISIONS.md#errors), [performance](./PERFORMANCE.md), [home](../README.md), <https://example.com>,',
+      '[RealWorld](https://github.com/gothinkster/realworld), `src/app.ts`, `src/db/migrations/sqlite/NNN_*.sql`,',
+      '`bench/tmp/` (ignored by git), `/data/conduit.db` (not a repository path) and `conduit --version`.',
+      '```sh',
+      'cat ../shared/whatever.txt   # inside a code block: still banned, checked above',
+      '```',
+    ].join('\n')
+    expect(problems('docs/EXAMPLE.md', good)).toEqual(['docs/EXAMPLE.md: mentions ../shared, which is not in the repository'])
+  })
+
+  for (const file of markdown) {
+    test(`${file} refers only to what the repository holds`, () => {
+      expect(problems(file, readFileSync(join(ROOT, file), 'utf8'))).toEqual([])
+    })
+  }
+})
