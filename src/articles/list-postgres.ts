@@ -22,7 +22,24 @@ export const PG_SINGLE = {
             ORDER BY article_id DESC LIMIT $1 OFFSET $2) AS ids`,
 } as const
 
-/** Several values (ANY) and several filters (AND): each present filter is one semi-join; `count(*)` over the matches. */
+/**
+ * Several values of ONE filter (ANY): the link rows of every value, each
+ * article once; authors' counters add up (one author per article), tags and
+ * favorites may overlap and are counted distinct. $3 the values.
+ */
+export const PG_MULTI = {
+  tag: `SELECT (SELECT count(DISTINCT article_id)::int FROM article_tags WHERE tag_id IN (SELECT id FROM tags WHERE name = ANY ($3::text[]))) AS total,
+      ARRAY(SELECT DISTINCT article_id FROM article_tags WHERE tag_id IN (SELECT id FROM tags WHERE name = ANY ($3::text[]))
+            ORDER BY article_id DESC LIMIT $1 OFFSET $2) AS ids`,
+  author: `SELECT (SELECT coalesce(sum(articles_count), 0)::int FROM users WHERE username_key = ANY ($3::text[])) AS total,
+      ARRAY(SELECT id FROM articles WHERE author_id IN (SELECT id FROM users WHERE username_key = ANY ($3::text[]))
+            ORDER BY id DESC LIMIT $1 OFFSET $2) AS ids`,
+  favorited: `SELECT (SELECT count(DISTINCT article_id)::int FROM favorites WHERE user_id IN (SELECT id FROM users WHERE username_key = ANY ($3::text[]))) AS total,
+      ARRAY(SELECT DISTINCT article_id FROM favorites WHERE user_id IN (SELECT id FROM users WHERE username_key = ANY ($3::text[]))
+            ORDER BY article_id DESC LIMIT $1 OFFSET $2) AS ids`,
+} as const
+
+/** Several filters (AND): each present filter is one semi-join; `count(*)` over the matches. */
 const PG_CLAUSES: Record<keyof ListFilters, (param: string) => string> = {
   tag: (p) => `a.id IN (SELECT at.article_id FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = ANY (${p}::text[]))`,
   author: (p) => `a.author_id IN (SELECT id FROM users WHERE username_key = ANY (${p}::text[]))`,
@@ -35,23 +52,34 @@ export function pgGeneric(present: (keyof ListFilters)[]): string {
       ARRAY(SELECT a.id FROM articles a WHERE ${where} ORDER BY a.id DESC LIMIT $1 OFFSET $2) AS ids`
 }
 
-/** The feed's numbers, to choose its plan (see the SQLite lists). */
-export const PG_FEED_STATS = `SELECT
+/**
+ * The feed in ONE statement: the numbers first (counters), then the plan
+ * they make cheapest, costed in rows read as on SQLite (see list-sqlite.ts):
+ * - sort: all the followed authors' articles (`followed` rows);
+ * - walk: every article newest first keeping the followed authors', about
+ *   (offset + limit) * all / followed rows;
+ * - merge: each followed author's newest (offset + limit), merged: a little
+ *   more per author.
+ * Only the chosen branch of the CASE runs.
+ * $1 viewer, $2 limit, $3 offset.
+ */
+export const PG_FEED = `WITH s AS (SELECT
     (SELECT coalesce(sum(u.articles_count), 0)::int FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = $1) AS followed,
     (SELECT count(*)::int FROM follows WHERE follower_id = $1) AS authors,
-    (SELECT value FROM counters WHERE name = 'articles') AS everything`
-/** sort: all the followed authors' articles, newest first */
-export const PG_FEED_SORT = `SELECT ARRAY(SELECT id FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1)
-    ORDER BY id DESC LIMIT $2 OFFSET $3) AS ids`
-/** walk: every article newest first, keeping the followed authors' */
-export const PG_FEED_WALK = `SELECT ARRAY(SELECT a.id FROM articles a
-    WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = a.author_id)
-    ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3) AS ids`
-/** merge: each followed author's newest (offset + limit), merged */
-export const PG_FEED_MERGE = `SELECT ARRAY(SELECT x.id FROM follows f
-    CROSS JOIN LATERAL (SELECT id FROM articles WHERE author_id = f.followee_id ORDER BY id DESC LIMIT $2 + $3) x
-    WHERE f.follower_id = $1 ORDER BY x.id DESC LIMIT $2 OFFSET $3) AS ids`
-const MERGE_OVERHEAD_ROWS = 10
+    (SELECT value FROM counters WHERE name = 'articles') AS everything)
+  SELECT s.followed AS total, CASE
+    WHEN s.followed = 0 OR $3::bigint >= s.followed THEN '{}'::int[]
+    WHEN s.authors * ($2::int + $3::bigint + 10) < s.followed AND s.authors * ($2::int + $3::bigint + 10) < ($2::int + $3::bigint)::float8 * s.everything / s.followed
+      THEN ARRAY(SELECT x.id FROM follows f
+             CROSS JOIN LATERAL (SELECT id FROM articles WHERE author_id = f.followee_id ORDER BY id DESC LIMIT $2::int + $3::bigint) x
+             WHERE f.follower_id = $1 ORDER BY x.id DESC LIMIT $2 OFFSET $3)
+    WHEN ($2::int + $3::bigint)::float8 * s.everything / s.followed < s.followed
+      THEN ARRAY(SELECT a.id FROM articles a
+             WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = a.author_id)
+             ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3)
+    ELSE ARRAY(SELECT id FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1)
+             ORDER BY id DESC LIMIT $2 OFFSET $3)
+  END AS ids FROM s`
 
 const ids = (v: unknown): number[] => Array.from(v as ArrayLike<number>)
 
@@ -65,25 +93,13 @@ export function postgresLists(sql: SQL): ListStore {
     page(filters: ListFilters, p: Page) {
       const present = (Object.keys(PG_CLAUSES) as (keyof ListFilters)[]).filter((k) => filters[k].length > 0)
       if (present.length === 0) return run(PG_SINGLE.none, [p.limit, p.offset])
-      if (present.length === 1 && filters[present[0]!].length === 1) {
+      if (present.length === 1) {
         const key = present[0]!
-        return run(PG_SINGLE[key], [p.limit, p.offset, filters[key][0]])
+        const values = filters[key]
+        return values.length === 1 ? run(PG_SINGLE[key], [p.limit, p.offset, values[0]]) : run(PG_MULTI[key], [p.limit, p.offset, values])
       }
       return run(pgGeneric(present), [p.limit, p.offset, ...present.map((k) => filters[k])])
     },
-    feed: (viewer: number, p: Page) =>
-      read(async () => {
-        const [s] = await sql.unsafe(PG_FEED_STATS, [viewer])
-        const followed = Number(s.followed)
-        if (followed === 0 || p.offset >= followed) return { ids: [], total: followed }
-        const n = p.offset + p.limit
-        const sortCost = followed
-        const walkCost = (n * Number(s.everything)) / followed
-        const mergeCost = Number(s.authors) * (n + MERGE_OVERHEAD_ROWS)
-        const plan =
-          mergeCost < sortCost && mergeCost < walkCost ? PG_FEED_MERGE : walkCost < sortCost ? PG_FEED_WALK : PG_FEED_SORT
-        const [row] = await sql.unsafe(plan, [viewer, p.limit, p.offset])
-        return { ids: ids(row.ids), total: followed }
-      }),
+    feed: (viewer: number, p: Page) => run(PG_FEED, [viewer, p.limit, p.offset]),
   }
 }

@@ -54,7 +54,35 @@ export const FEED_NEWEST_OF_AUTHOR = 'SELECT id FROM articles WHERE author_id = 
 const MERGE_OVERHEAD_ROWS = 10
 
 /**
- * Several values (ANY) and several filters (AND): each present filter is one
+ * Several values of ONE filter (ANY): the link rows of every value, each
+ * article once. An article has one author, so authors' counters add up;
+ * tags and favorites may overlap and are counted distinct.
+ */
+export const MULTI: Record<keyof ListFilters, Plan> = {
+  tag: {
+    ids: `SELECT DISTINCT article_id AS id FROM article_tags
+          WHERE tag_id IN (SELECT id FROM tags WHERE name IN (SELECT value FROM json_each(:v)))
+          ORDER BY article_id DESC ${PAGE}`,
+    count: `SELECT count(DISTINCT article_id) FROM article_tags
+            WHERE tag_id IN (SELECT id FROM tags WHERE name IN (SELECT value FROM json_each(:v)))`,
+  },
+  author: {
+    ids: `SELECT id FROM articles WHERE author_id IN (SELECT id FROM users WHERE username_key IN (SELECT value FROM json_each(:v)))
+          ORDER BY id DESC ${PAGE}`,
+    // CROSS JOIN: the values drive, each user found through the unique index
+    count: 'SELECT coalesce(sum(u.articles_count), 0) FROM json_each(:v) p CROSS JOIN users u ON u.username_key = p.value',
+  },
+  favorited: {
+    ids: `SELECT DISTINCT article_id AS id FROM favorites
+          WHERE user_id IN (SELECT id FROM users WHERE username_key IN (SELECT value FROM json_each(:v)))
+          ORDER BY article_id DESC ${PAGE}`,
+    count: `SELECT count(DISTINCT article_id) FROM favorites
+            WHERE user_id IN (SELECT id FROM users WHERE username_key IN (SELECT value FROM json_each(:v)))`,
+  },
+}
+
+/**
+ * Several filters (AND): each present filter is one
  * IN over its link table, the values passed as one JSON array parameter. The
  * cost grows with the matching articles, not with the whole table.
  */
@@ -73,12 +101,23 @@ export function genericPlan(present: (keyof ListFilters)[]): Plan {
   }
 }
 
+/** Rows a page may read on the event loop; a page that may read more is read on the slow lane (list-worker.ts). */
+export const INLINE_ROWS = 10_000
+
+/** A page's plan and what reading it may cost, in rows. */
+interface Planned {
+  run(): PageIds
+  /** rows the page may read at most (Infinity: bounded only by the data) */
+  cost: number
+}
+
 /**
- * Article lists on SQLite: a page is its ids (an index walked backwards) and
- * a count (a counter for single filters), the same cost at 1,000 or 1,000,000
- * articles.
+ * Article lists on SQLite: a page is its count (a counter for single
+ * filters) and its ids (an index walked backwards), in one snapshot; past
+ * the end costs nothing. `plan` says what a page may cost before reading
+ * it, so the caller can keep expensive pages off the event loop.
  */
-export function sqliteLists(db: Database): ListStore {
+export function sqliteLists(db: Database) {
   // The page statements are a small fixed set (about 15 texts). bun:sqlite's
   // own cache keeps only the 20 most recent texts, so each is kept here.
   const prepared = new Map<string, Statement<any, any>>()
@@ -88,52 +127,83 @@ export function sqliteLists(db: Database): ListStore {
     return s
   }
   const count = (plan: Plan, params: Params) => statement<{ n: number }>(`SELECT (${plan.count}) AS n`).get(params)!.n
-  // ids and count from one snapshot (another process may commit in between)
-  const run = db.transaction((plan: Plan, params: Params, p: Page): PageIds => {
-    const all = { ...params, limit: p.limit, offset: p.offset }
-    return { ids: statement<{ id: number }>(plan.ids).all(all).map((r) => r.id), total: count(plan, params) }
+  // count and ids from one snapshot (another process may commit in between)
+  const read = db.transaction((plan: Plan, params: Params, p: Page, total?: number): PageIds => {
+    const n = total ?? count(plan, params)
+    if (p.offset >= n) return { ids: [], total: n }
+    const ids = statement<{ id: number }>(plan.ids).all({ ...params, limit: p.limit, offset: p.offset })
+    return { ids: ids.map((r) => r.id), total: n }
   })
 
   const followees = db.query<{ id: number }, { viewer: number }>('SELECT followee_id AS id FROM follows WHERE follower_id = :viewer')
   const newestOf = db.query<{ id: number }, { author: number; n: number }>(FEED_NEWEST_OF_AUTHOR)
 
+  const planPage = (filters: ListFilters, page: Page): Planned => {
+    const present = (Object.keys(CLAUSES) as (keyof ListFilters)[]).filter((k) => filters[k].length > 0)
+    const walk = page.offset + page.limit
+    if (present.length === 0) return { run: () => read(SINGLE.none, {}, page), cost: walk }
+    if (present.length === 1) {
+      const key = present[0]!
+      const values = filters[key]
+      if (values.length === 1) return { run: () => read(SINGLE[key], { v: values[0]! }, page), cost: walk }
+      // the count alone reads every match of every value
+      return { run: () => read(MULTI[key], { v: JSON.stringify(values) }, page), cost: Number.POSITIVE_INFINITY }
+    }
+    // several filters: the count alone reads every match
+    const params: Params = {}
+    for (const k of present) params[k] = JSON.stringify(filters[k])
+    return { run: () => read(genericPlan(present), params, page), cost: Number.POSITIVE_INFINITY }
+  }
+
+  /**
+   * Three ways to a feed page, costed in rows read before running (the
+   * numbers are counters or a primary-key walk):
+   * - sort: all the followed authors' articles (`followed` rows);
+   * - walk: all articles newest first, keeping the followed authors', about
+   *   (offset + limit) * all / followed rows;
+   * - merge: the newest (offset + limit) of each followed author, merged
+   *   here (one index walk per author: a little more per author).
+   */
+  const planFeed = (viewer: number, page: Page): Planned => {
+    const followed = count(SINGLE.feed, { viewer })
+    if (followed === 0 || page.offset >= followed) return { run: () => ({ ids: [], total: followed }), cost: 0 }
+    const n = page.offset + page.limit
+    const authors = followees.all({ viewer }).map((r) => r.id)
+    const sortCost = followed
+    const walkCost = (n * count(SINGLE.none, {})) / followed
+    const mergeCost = authors.length * (n + MERGE_OVERHEAD_ROWS)
+    if (mergeCost < sortCost && mergeCost < walkCost) {
+      return {
+        run: db.transaction(() => {
+          const newest = authors.flatMap((author) => newestOf.all({ author, n }).map((r) => r.id))
+          return { ids: newest.sort((x, y) => y - x).slice(page.offset, n), total: followed }
+        }),
+        cost: mergeCost,
+      }
+    }
+    const plan = { ids: walkCost < sortCost ? FEED_WALK : SINGLE.feed.ids, count: SINGLE.feed.count }
+    return { run: () => read(plan, { viewer }, page, followed), cost: Math.min(walkCost, sortCost) }
+  }
+
+  return { planPage, planFeed }
+}
+
+/**
+ * The ListStore on SQLite: a page that may read more than INLINE_ROWS rows
+ * (a deep offset, several values or filters, an expensive feed) is read by a
+ * worker thread on its own connection, so no request holds the event loop
+ * for long; every other page is read right here, synchronously.
+ */
+export function sqliteListStore(db: Database, slowLane?: { page(f: ListFilters, p: Page): Promise<PageIds>; feed(v: number, p: Page): Promise<PageIds> }): ListStore {
+  const lists = sqliteLists(db)
   return {
     page(filters, page) {
-      const present = (Object.keys(CLAUSES) as (keyof ListFilters)[]).filter((k) => filters[k].length > 0)
-      if (present.length === 0) return run(SINGLE.none, {}, page)
-      if (present.length === 1) {
-        const key = present[0]!
-        const values = filters[key]
-        if (values.length === 1) return run(SINGLE[key], { v: values[0]! }, page)
-      }
-      const params: Params = {}
-      for (const k of present) params[k] = JSON.stringify(filters[k])
-      return run(genericPlan(present), params, page)
+      const planned = lists.planPage(filters, page)
+      return slowLane && planned.cost > INLINE_ROWS ? slowLane.page(filters, page) : planned.run()
     },
-
-    /**
-     * Three ways to a feed page, costed in rows read before running (the
-     * numbers are counters or a primary-key walk):
-     * - sort: all the followed authors' articles (`followed` rows);
-     * - walk: all articles newest first, keeping the followed authors', about
-     *   (offset + limit) * all / followed rows;
-     * - merge: the newest (offset + limit) of each followed author, merged
-     *   here (one index walk per author: a little more per author).
-     */
-    feed: db.transaction((viewer: number, page: Page): PageIds => {
-      const followed = count(SINGLE.feed, { viewer })
-      if (followed === 0 || page.offset >= followed) return { ids: [], total: followed }
-      const n = page.offset + page.limit
-      const authors = followees.all({ viewer }).map((r) => r.id)
-      const sortCost = followed
-      const walkCost = (n * count(SINGLE.none, {})) / followed
-      const mergeCost = authors.length * (n + MERGE_OVERHEAD_ROWS)
-      if (mergeCost < sortCost && mergeCost < walkCost) {
-        const newest = authors.flatMap((author) => newestOf.all({ author, n }).map((r) => r.id))
-        return { ids: newest.sort((x, y) => y - x).slice(page.offset, n), total: followed }
-      }
-      const ids = statement<{ id: number }>(walkCost < sortCost ? FEED_WALK : SINGLE.feed.ids).all({ viewer, limit: page.limit, offset: page.offset })
-      return { ids: ids.map((r) => r.id), total: followed }
-    }),
+    feed(viewer, page) {
+      const planned = lists.planFeed(viewer, page)
+      return slowLane && planned.cost > INLINE_ROWS ? slowLane.feed(viewer, page) : planned.run()
+    },
   }
 }

@@ -11,6 +11,16 @@ import type { ArticleRow, ArticleStore, WrittenArticle, Writer } from './store.t
 type Raw = Omit<ArticleRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
 const row = (r: Raw): ArticleRow => ({ ...r, created_at: ms(r.created_at), updated_at: ms(r.updated_at) })
 
+const ARTICLE_COLUMNS = `a.id, a.author_id, a.slug, a.title, a.description, a.created_at, a.updated_at, a.favorites_count,
+    u.username, u.bio, u.image,
+    ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags`
+/** The reads of list items, whole articles and slugs ($1 the ids, the id, the slug). */
+export const PG_ARTICLE_READS = {
+  items: `SELECT ${ARTICLE_COLUMNS} FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ANY ($1::int[])`,
+  full: `SELECT ${ARTICLE_COLUMNS}, a.body FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = $1`,
+  bySlug: 'SELECT id, author_id FROM articles WHERE slug = $1',
+} as const
+
 /** Any fixed number: the advisory lock article creations and slug changes take, one at a time. */
 const ARTICLE_LOCK = 0x736c7567 // "slug"
 
@@ -90,25 +100,14 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
     bySlug: (slug) =>
       read(async () => {
         if (nameless(slug)) return null
-        const [a] = await sql`SELECT id, author_id FROM articles WHERE slug = ${slug}`
+        const [a] = await sql.unsafe(PG_ARTICLE_READS.bySlug, [slug])
         return (a as { id: number; author_id: number } | undefined) ?? null
       }),
     items: (ids) =>
-      ids.length
-        ? read(async () => {
-            const rows = await sql`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-                a.favorites_count, u.username, u.bio, u.image,
-                ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags
-              FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ANY (${[...ids]}::int[])`
-            return [...rows].map(row)
-          })
-        : [],
+      ids.length ? read(async () => [...(await sql.unsafe(PG_ARTICLE_READS.items, [[...ids]]))].map(row)) : [],
     full: (id) =>
       read(async () => {
-        const [r] = await sql`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,
-            a.favorites_count, u.username, u.bio, u.image,
-            ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags
-          FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ${id}`
+        const [r] = await sql.unsafe(PG_ARTICLE_READS.full, [id])
         return r ? row(r) : null
       }),
     create: (author: Writer, a: NewArticle) =>

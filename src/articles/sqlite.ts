@@ -13,6 +13,13 @@ export const articleColumns = (withBody: boolean) => `a.id, a.author_id, a.slug,
   (SELECT group_concat(t.name, char(31)) FROM article_tags at JOIN tags t ON t.id = at.tag_id
    WHERE at.article_id = a.id) AS tags`
 
+/** The reads of list items, whole articles and slugs. */
+export const SQLITE_ARTICLE_READS = {
+  items: `SELECT ${articleColumns(false)} FROM json_each(?) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id`,
+  full: `SELECT ${articleColumns(true)} FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ?`,
+  bySlug: 'SELECT id, author_id FROM articles WHERE slug = ?',
+} as const
+
 type Raw = Omit<ArticleRow, 'tags'> & { tags: string | null }
 const row = (r: Raw): ArticleRow => ({ ...r, tags: r.tags === null ? [] : r.tags.split('\u001f') })
 
@@ -23,11 +30,9 @@ const row = (r: Raw): ArticleRow => ({ ...r, tags: r.tags === null ? [] : r.tags
  * `x-2`, never a conflict or a duplicate.
  */
 export function sqliteArticles(db: Database, changes: SqliteChanges): ArticleStore {
-  const bySlug = db.query<{ id: number; author_id: number }, [string]>('SELECT id, author_id FROM articles WHERE slug = ?')
-  const items = db.query<Raw, [string]>(
-    `SELECT ${articleColumns(false)} FROM json_each(?) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id`,
-  )
-  const full = db.query<Raw, [number]>(`SELECT ${articleColumns(true)} FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ?`)
+  const bySlug = db.query<{ id: number; author_id: number }, [string]>(SQLITE_ARTICLE_READS.bySlug)
+  const items = db.query<Raw, [string]>(SQLITE_ARTICLE_READS.items)
+  const full = db.query<Raw, [number]>(SQLITE_ARTICLE_READS.full)
   const flags = db.query<{ favorited: number; following: number }, { viewer: number; id: number; author: number }>(
     `SELECT EXISTS (SELECT 1 FROM favorites WHERE user_id = :viewer AND article_id = :id) AS favorited,
             EXISTS (SELECT 1 FROM follows WHERE follower_id = :viewer AND followee_id = :author) AS following`,

@@ -8,6 +8,10 @@ import type { CommentRow, CommentStore } from './store.ts'
 type Raw = Omit<CommentRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
 const row = (r: Raw): CommentRow => ({ ...r, created_at: ms(r.created_at), updated_at: ms(r.updated_at) })
 
+/** An article's comments with their authors, oldest first ($1 the article id). */
+export const PG_COMMENTS = `SELECT c.id, c.created_at, c.updated_at, c.body, c.author_id, u.username, u.bio, u.image
+  FROM comments c JOIN users u ON u.id = c.author_id WHERE c.article_id = $1 ORDER BY c.created_at, c.id`
+
 export function postgresComments(sql: SQL, changes: PgChanges): CommentStore {
   /** FOR KEY SHARE: the article stays until this transaction ends (the comment refers to it). */
   const find = async (tx: TransactionSQL, slug: string) => {
@@ -19,9 +23,7 @@ export function postgresComments(sql: SQL, changes: PgChanges): CommentStore {
   return {
     list: (articleId) =>
       read(async () => {
-        const rows = await sql`SELECT c.id, c.created_at, c.updated_at, c.body, c.author_id, u.username, u.bio, u.image
-          FROM comments c JOIN users u ON u.id = c.author_id WHERE c.article_id = ${articleId} ORDER BY c.created_at, c.id`
-        return [...rows].map(row)
+        return [...(await sql.unsafe(PG_COMMENTS, [articleId]))].map(row)
       }),
     add: (viewer, slug, body) =>
       changes.write(async (tx, changed) => {

@@ -6,6 +6,9 @@ import type { CommentRow, CommentStore } from './store.ts'
 
 const COLUMNS = 'c.id, c.created_at, c.updated_at, c.body, c.author_id, u.username, u.bio, u.image'
 
+/** An article's comments with their authors, oldest first. */
+export const SQLITE_COMMENTS = `SELECT ${COLUMNS} FROM comments c JOIN users u ON u.id = c.author_id WHERE c.article_id = ? ORDER BY c.created_at, c.id`
+
 export function sqliteComments(db: Database, changes: SqliteChanges): CommentStore {
   const article = db.query<{ id: number; author_id: number }, [string]>('SELECT id, author_id FROM articles WHERE slug = ?')
   const insert = db.query<{ id: number }, { article: number; author: number; body: string; now: number }>(
@@ -13,9 +16,7 @@ export function sqliteComments(db: Database, changes: SqliteChanges): CommentSto
      VALUES (:article, :author, :body, :now, :now) RETURNING id`,
   )
   const one = db.query<CommentRow, [number]>(`SELECT ${COLUMNS} FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = ?`)
-  const all = db.query<CommentRow, [number]>(
-    `SELECT ${COLUMNS} FROM comments c JOIN users u ON u.id = c.author_id WHERE c.article_id = ? ORDER BY c.created_at, c.id`,
-  )
+  const all = db.query<CommentRow, [number]>(SQLITE_COMMENTS)
   const owner = db.query<{ author_id: number }, [number, number]>('SELECT author_id FROM comments WHERE id = ? AND article_id = ?')
   const remove = db.query<unknown, [number]>('DELETE FROM comments WHERE id = ?')
 

@@ -4,17 +4,26 @@ import type { PgChanges } from '../db/postgres/changes.ts'
 import { nameless, read } from '../db/postgres/client.ts'
 import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileStore } from './store.ts'
 
+/** The reads of profiles and of a viewer's relations. */
+export const PG_PROFILE_READS = {
+  byName: 'SELECT id, username, bio, image FROM users WHERE username_key = $1',
+  authors: 'SELECT id, username, bio, image FROM users WHERE id = ANY ($1::int[])',
+  relations: `SELECT ARRAY(SELECT followee_id FROM follows WHERE follower_id = $1) AS followees,
+      ARRAY(SELECT article_id FROM favorites WHERE user_id = $1 LIMIT $2) AS favorites`,
+  favoritedAmong: 'SELECT article_id AS id FROM favorites WHERE user_id = $1 AND article_id = ANY ($2::int[])',
+} as const
+
 export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
   return {
     byName: (key) =>
       read(async () => {
         if (nameless(key)) return null
-        const [row] = await sql`SELECT id, username, bio, image FROM users WHERE username_key = ${key}`
+        const [row] = await sql.unsafe(PG_PROFILE_READS.byName, [key])
         return (row as AuthorRow | undefined) ?? null
       }),
     authors: (ids) =>
       ids.length
-        ? read(async () => [...(await sql`SELECT id, username, bio, image FROM users WHERE id = ANY (${[...ids]}::int[])`)] as AuthorRow[])
+        ? read(async () => [...(await sql.unsafe(PG_PROFILE_READS.authors, [[...ids]]))] as AuthorRow[])
         : [],
     setFollowing: (follower, followee, on) =>
       changes.write(async (tx, changed) => {
@@ -25,9 +34,7 @@ export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
       }),
     relations: (viewer) =>
       read(async () => {
-        const [row] = await sql`SELECT
-            ARRAY(SELECT followee_id FROM follows WHERE follower_id = ${viewer}) AS followees,
-            ARRAY(SELECT article_id FROM favorites WHERE user_id = ${viewer} LIMIT ${MAX_LOADED_FAVORITES + 1}) AS favorites`
+        const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewer, MAX_LOADED_FAVORITES + 1])
         const favorites = Array.from(row.favorites as ArrayLike<number>)
         return {
           followees: Array.from(row.followees as ArrayLike<number>),
@@ -36,7 +43,7 @@ export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
       }),
     favoritedAmong: (viewer, ids) =>
       read(async () => {
-        const rows = await sql`SELECT article_id AS id FROM favorites WHERE user_id = ${viewer} AND article_id = ANY (${[...ids]}::int[])`
+        const rows = await sql.unsafe(PG_PROFILE_READS.favoritedAmong, [viewer, [...ids]])
         return [...rows].map((r: { id: number }) => r.id)
       }),
   }

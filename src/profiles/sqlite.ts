@@ -3,20 +3,23 @@ import { keys } from '../cache/keys.ts'
 import type { SqliteChanges } from '../db/sqlite/changes.ts'
 import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileStore, type Relations } from './store.ts'
 
+/** The reads of profiles and of a viewer's relations. */
+export const SQLITE_PROFILE_READS = {
+  byName: 'SELECT id, username, bio, image FROM users WHERE username_key = ?',
+  authors: 'SELECT u.id, u.username, u.bio, u.image FROM json_each(?) p CROSS JOIN users u ON u.id = p.value',
+  followees: 'SELECT followee_id AS id FROM follows WHERE follower_id = ?',
+  favorites: 'SELECT article_id AS id FROM favorites WHERE user_id = ? LIMIT ?',
+  favoritedAmong: 'SELECT article_id AS id FROM favorites WHERE user_id = ? AND article_id IN (SELECT value FROM json_each(?))',
+} as const
+
 export function sqliteProfiles(db: Database, changes: SqliteChanges): ProfileStore {
-  const byName = db.query<AuthorRow, [string]>('SELECT id, username, bio, image FROM users WHERE username_key = ?')
-  const authors = db.query<AuthorRow, [string]>(
-    'SELECT id, username, bio, image FROM users WHERE id IN (SELECT value FROM json_each(?))',
-  )
+  const byName = db.query<AuthorRow, [string]>(SQLITE_PROFILE_READS.byName)
+  const authors = db.query<AuthorRow, [string]>(SQLITE_PROFILE_READS.authors)
   const follow = db.query<unknown, [number, number]>('INSERT OR IGNORE INTO follows (follower_id, followee_id) VALUES (?, ?)')
   const unfollow = db.query<unknown, [number, number]>('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?')
-  const followees = db.query<{ id: number }, [number]>('SELECT followee_id AS id FROM follows WHERE follower_id = ?')
-  const favorites = db.query<{ id: number }, [number, number]>(
-    'SELECT article_id AS id FROM favorites WHERE user_id = ? LIMIT ?',
-  )
-  const favoritedAmong = db.query<{ id: number }, [number, string]>(
-    'SELECT article_id AS id FROM favorites WHERE user_id = ? AND article_id IN (SELECT value FROM json_each(?))',
-  )
+  const followees = db.query<{ id: number }, [number]>(SQLITE_PROFILE_READS.followees)
+  const favorites = db.query<{ id: number }, [number, number]>(SQLITE_PROFILE_READS.favorites)
+  const favoritedAmong = db.query<{ id: number }, [number, string]>(SQLITE_PROFILE_READS.favoritedAmong)
   return {
     byName: (key) => byName.get(key),
     authors: (ids) => (ids.length ? authors.all(JSON.stringify(ids)) : []),

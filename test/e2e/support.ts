@@ -67,7 +67,7 @@ export async function buildBinary(): Promise<string> {
   if (prebuilt) return resolve(prebuilt)
   const outfile = join(tempDir('conduit-e2e-build-'), 'conduit')
   const proc = Bun.spawn({
-    cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', '--outfile', outfile],
+    cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', outfile],
     cwd: ROOT,
     stdout: 'pipe',
     stderr: 'pipe',

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { sqliteLists } from '../../articles/list-sqlite.ts'
+import { sqliteListStore } from '../../articles/list-sqlite.ts'
+import { SlowLane } from '../../articles/slow-lane.ts'
 import { sqliteArticles } from '../../articles/sqlite.ts'
 import { sqliteThrottle } from '../../auth/throttle-sqlite.ts'
 import { MAX_THROTTLE_ROWS } from '../../auth/throttle.ts'
@@ -19,6 +20,8 @@ export interface SqliteStore extends Store {
 /** The whole store on a migrated SQLite database (see open.ts and migrate.ts). */
 export function sqliteStore(db: Database, location: string): SqliteStore {
   const changes = new SqliteChanges(db)
+  // an in-memory database has no file a second connection could open
+  const slowLane = location === ':memory:' ? undefined : new SlowLane(location)
   const throttle = sqliteThrottle(db)
   const ping = db.query('SELECT 1')
   // INSERT OR IGNORE: two processes starting at once agree on the first secret written
@@ -31,7 +34,7 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     users: sqliteUsers(db, changes),
     profiles: sqliteProfiles(db, changes),
     articles: sqliteArticles(db, changes),
-    lists: sqliteLists(db),
+    lists: sqliteListStore(db, slowLane),
     comments: sqliteComments(db, changes),
     tags: sqliteTags(db),
     throttle,
@@ -57,6 +60,7 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
       throttle.purge(now, MAX_THROTTLE_ROWS)
     },
     async close() {
+      slowLane?.close()
       closeDatabase(db)
     },
   }
