@@ -80,7 +80,7 @@ async function build(): Promise<string> {
   const given = args.binary ?? process.env.CONDUIT_BINARY
   if (given) return resolve(given)
   const out = join(work, 'conduit')
-  const proc = Bun.spawn({ cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', '--outfile', out], cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn({ cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', out], cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
   const timer = setTimeout(() => proc.kill('SIGKILL'), 180_000)
   const code = await proc.exited
   clearTimeout(timer)
@@ -218,7 +218,17 @@ async function main(): Promise<number> {
   server = Bun.spawn({
     cmd: [binary],
     cwd: work,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, HOST, PORT: String(port), DATABASE_PATH: db, LOG_LEVEL: 'warn' },
+    // registrations all come from 127.0.0.1: not throttled here; DATABASE_URL (PostgreSQL) when given
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: work,
+      HOST,
+      PORT: String(port),
+      DATABASE_PATH: db,
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      LOG_LEVEL: 'warn',
+      REGISTRATION_THROTTLE: 'false',
+    },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

@@ -166,6 +166,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     const canonical = canonicalRequest(request)
     const peer = server?.requestIP(request)?.address
     if (peer) peers.set(canonical, peer)
+    // liveness, readiness and the docs answer without the database's word on what changed
+    if (!isApi(canonical.url)) return answer(canonical)
     let synced: void | Promise<void>
     try {
       synced = store.changes.sync()
@@ -204,6 +206,12 @@ const PARAM_RESOURCES: Record<string, string> = { slug: 'article', username: 'pr
 function paramResource(errors: { path: string }[]): string {
   const param = errors[0]?.path.split('/').filter(Boolean)[0] ?? ''
   return PARAM_RESOURCES[param] ?? 'route'
+}
+
+/** Whether the request is for the API (under /api). */
+function isApi(url: string): boolean {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  return url.startsWith('/api', start) && (url.length === start + 4 || '/?'.includes(url[start + 4]!))
 }
 
 /** The path of a request URL, without parsing the whole URL. */

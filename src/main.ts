@@ -3,10 +3,11 @@ import { parseArgs } from 'node:util'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { version } from '../package.json'
-import { backupFailure, type FailureContext, joinNegativeNumbers, report, UsageError, usageFromParseArgs } from './cli/errors.ts'
+import { backupFailure, CliError, type FailureContext, joinNegativeNumbers, report, UsageError, usageFromParseArgs } from './cli/errors.ts'
 import { type Config, environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
+import { copyDatabase, TargetNotEmpty } from './db/copy.ts'
 import { openStore } from './db/open.ts'
-import { closeDatabase, openDatabase } from './db/sqlite/open.ts'
+import { openDatabase } from './db/sqlite/open.ts'
 import { migrate } from './db/sqlite/migrate.ts'
 import { createLogger } from './log.ts'
 import { NotEmptyError, SEED_PASSWORD, seedDatabase } from './db/seed.ts'
@@ -15,11 +16,15 @@ import { serve } from './server.ts'
 const HELP = `conduit ${version} — the RealWorld "Conduit" API in one binary
 
 Usage:
-  conduit [serve] [--port N] [--host ADDR] [--db FILE]   serve the API (the default command)
-  conduit migrate [--db FILE]                            apply pending database migrations and exit
-  conduit backup <file> [--db FILE]                      write a consistent copy of the live database
+  conduit [serve] [--port N] [--host ADDR] [--db FILE|URL] [--workers N]
+                                                         serve the API (the default command)
+  conduit migrate [--db FILE|URL]                        apply pending database migrations and exit
+  conduit backup <file> [--db FILE]                      write a consistent copy of the live SQLite database
+                                                         (PostgreSQL: use pg_dump)
+  conduit copy --from FILE --to URL                      move a whole SQLite database into an EMPTY
+                                                         PostgreSQL database (tokens keep working)
   conduit healthcheck [--port N] [--host ADDR]           exit 0 when the local server answers /health
-  conduit seed [--db FILE] [--users N] [--articles N] [--seed N]
+  conduit seed [--db FILE|URL] [--users N] [--articles N] [--seed N]
                                                          fill an empty database with demo data
                                                          (defaults: 1000 users, 100000 articles, seed 1;
                                                          every user's password is "${SEED_PASSWORD}")
@@ -45,6 +50,8 @@ const FLAGS = {
   users: { type: 'string' },
   articles: { type: 'string' },
   seed: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   debug: { type: 'boolean' },
 } as const
 /** The options that take a number: `--articles -5` reaches the range check instead of confusing parseArgs. */
@@ -114,6 +121,10 @@ async function main(argv: string[]): Promise<number> {
         articles: values.articles === undefined ? 100_000 : integer('--articles', values.articles, 0, 100_000_000),
         seed: values.seed === undefined ? 1 : integer('--seed', values.seed, 0, 2 ** 32 - 1),
       })
+    case 'copy':
+      expectArgs(0, 'copy --from FILE --to URL')
+      if (values.from === undefined || values.to === undefined) throw new UsageError('usage: conduit copy --from FILE --to URL; see conduit --help')
+      return copy(values.from, values.to, config)
     case 'healthcheck':
       expectArgs(0, 'healthcheck [--port N] [--host ADDR]')
       return healthcheck(config)
@@ -167,12 +178,10 @@ function backup(config: Config, target: string): number {
 }
 
 async function seed(config: Config, o: { users: number; articles: number; seed: number }): Promise<number> {
-  if (config.databaseUrl) throw new UsageError('seed: PostgreSQL is not supported yet')
-  const db = openDatabase(config.databasePath)
+  const { store } = await openStore(config)
   try {
-    migrate(db)
     const t0 = performance.now()
-    const counts = seedDatabase(db, {
+    const counts = await seedDatabase(store.bulk, {
       ...o,
       tags: 1000,
       follows: 10,
@@ -181,15 +190,52 @@ async function seed(config: Config, o: { users: number; articles: number; seed: 
       passwordHash: await Bun.password.hash(SEED_PASSWORD, { algorithm: 'argon2id', ...config.passwordHash }),
       onProgress: (m) => console.error(`seed: ${m}`),
     })
-    console.log(`seeded ${config.databasePath} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`)
+    console.log(`seeded ${store.location} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`)
   } catch (e) {
     if (!(e instanceof NotEmptyError)) throw e
     const users = `${e.users} user${e.users === 1 ? '' : 's'}`
-    throw new UsageError(`seed: the database ${resolve(config.databasePath)} already has ${users}; seed fills only an empty database: name a new file with --db`)
+    const where = config.databaseUrl ? store.location : resolve(config.databasePath)
+    throw new UsageError(`seed: the database ${where} already has ${users}; seed fills only an empty database: name a new one with --db`)
   } finally {
-    closeDatabase(db)
+    await store.close()
   }
   return 0
+}
+
+/** conduit copy: a whole SQLite database into an empty PostgreSQL one, with progress and a final count. */
+async function copy(from: string, to: string, config: Config): Promise<number> {
+  const source = resolve(from)
+  if (!existsSync(source)) throw new UsageError(`copy: no SQLite database at ${source}`)
+  const target = { ...config }
+  setDatabase(target, to)
+  if (!target.databaseUrl) throw new UsageError(`copy: --to must be a postgres:// URL, got "${to}"`)
+  Object.assign(context, { databasePath: source, databaseUrl: redactUrl(target.databaseUrl) })
+  const db = openDatabase(source)
+  migrate(db)
+  const { store } = await openStore(target)
+  const tty = process.stderr.isTTY
+  let last = ''
+  try {
+    const t0 = performance.now()
+    const report = await copyDatabase(db, store.bulk, (table, done, total) => {
+      const line = `copy: ${table} ${done.toLocaleString('en')} of ${total.toLocaleString('en')}`
+      if (tty) process.stderr.write(`\r\x1b[K${line}`)
+      else if (done === total && line !== last) console.error(line)
+      last = line
+    })
+    if (tty) process.stderr.write('\n')
+    const wrong = report.tables.filter((t) => t.source !== t.target)
+    for (const t of report.tables) console.log(`${t.table.padEnd(14)} ${String(t.source).padStart(10)} -> ${String(t.target).padStart(10)}${t.source === t.target ? '' : '  MISMATCH'}`)
+    if (wrong.length) throw new CliError(`copy: ${wrong.map((t) => t.table).join(', ')} differ after the copy; the target is not usable`)
+    console.log(`copied ${source} to ${store.location} in ${((performance.now() - t0) / 1000).toFixed(1)} s; every table's count matches`)
+    return 0
+  } catch (e) {
+    if (e instanceof TargetNotEmpty) throw new UsageError(`copy: ${e.message} at ${store.location}; copy needs an empty database`)
+    throw e
+  } finally {
+    db.close()
+    await store.close()
+  }
 }
 
 async function healthcheck(config: Config): Promise<number> {

@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { defaults } from '../src/config.ts'
 import { silentLogger } from '../src/log.ts'
 import { serve } from '../src/server.ts'
+import { onPostgres } from './support/backend.ts'
 
-describe('the background checkpointer', () => {
+describe.skipIf(onPostgres)('the background checkpointer', () => {
   test('copies committed pages into the database file without the writer doing it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-ckpt-'))
     const path = join(dir, 'conduit.db')

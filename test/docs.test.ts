@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { dirname, join, normalize, resolve } from 'node:path'
+import { onPostgres } from './support/backend.ts'
 
 /**
  * The documentation describes this repository and nothing outside it: a user
@@ -100,7 +101,7 @@ function problems(file: string, text: string): string[] {
 
 const markdown = tracked.filter((f) => f.endsWith('.md'))
 
-describe('the documentation', () => {
+describe.skipIf(onPostgres)('the documentation', () => {
   test('covers the README, the security notes and the docs folder, API description included', () => {
     expect(markdown).toContain('README.md')
     expect(markdown).toContain('SECURITY.md')

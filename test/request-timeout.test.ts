@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { defaults } from '../src/config.ts'
 import { silentLogger } from '../src/log.ts'
 import { serve } from '../src/server.ts'
+import { onPostgres } from './support/backend.ts'
 
-describe('the request timeout', () => {
+describe.skipIf(onPostgres)('the request timeout', () => {
   // (A connection that stalls before its headers are complete is closed by
   // Bun's HTTP layer itself after about 10 s, whatever the setting.)
   test('closes a connection whose body stalls, after the configured idle time', async () => {

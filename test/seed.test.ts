@@ -1,14 +1,13 @@
 import { describe, expect, test } from 'bun:test'
-import { openDatabase } from '../src/db/sqlite/open.ts'
-import { migrate } from '../src/db/sqlite/migrate.ts'
-import { seedDatabase } from '../src/db/seed.ts'
+import { NotEmptyError, seedDatabase } from '../src/db/seed.ts'
+import { storageViolations } from './reliability/invariants.ts'
+import { onPostgres, type TestDatabase, testDatabase } from './support/backend.ts'
 
 const TABLES = ['users', 'follows', 'articles', 'tags', 'article_tags', 'favorites', 'comments', 'counters']
 
-function seeded(seed: number) {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  const counts = seedDatabase(db, {
+async function seeded(seed: number) {
+  const db = await testDatabase()
+  const counts = await seedDatabase(db.store.bulk, {
     users: 50,
     articles: 400,
     tags: 30,
@@ -21,36 +20,55 @@ function seeded(seed: number) {
   return { db, counts }
 }
 
-const contents = (db: ReturnType<typeof openDatabase>) =>
-  TABLES.map((t) => JSON.stringify(db.query(`SELECT * FROM ${t} ORDER BY 1, 2`).all()))
+const contents = async (db: TestDatabase) => {
+  const out: string[] = []
+  for (const t of TABLES) out.push(JSON.stringify(await db.all(`SELECT * FROM ${t} ORDER BY 1, 2`)))
+  return out
+}
 
 describe('conduit seed', () => {
-  test('gives the same data for the same seed, and other data for another seed', () => {
-    const a = seeded(7)
-    const b = seeded(7)
-    const c = seeded(8)
-    expect(contents(a.db)).toEqual(contents(b.db))
-    expect(contents(a.db)).not.toEqual(contents(c.db))
+  test('gives the same data for the same seed, and other data for another seed', async () => {
+    const a = await seeded(7)
+    const b = await seeded(7)
+    const c = await seeded(8)
+    expect(await contents(a.db)).toEqual(await contents(b.db))
+    expect(await contents(a.db)).not.toEqual(await contents(c.db))
     expect(a.counts).toMatchObject({ users: 50, articles: 400 })
   })
 
-  test('leaves every trigger-kept counter equal to the rows, and ids in creation order', () => {
-    const { db } = seeded(3)
-    const n = (sql: string) => (db.query(sql).get() as { n: number }).n
-    expect(n("SELECT value AS n FROM counters WHERE name = 'articles'")).toBe(n('SELECT count(*) AS n FROM articles'))
-    expect(n('SELECT count(*) AS n FROM users WHERE articles_count <> (SELECT count(*) FROM articles WHERE author_id = users.id)')).toBe(0)
-    expect(n('SELECT count(*) AS n FROM users WHERE favorites_count <> (SELECT count(*) FROM favorites WHERE user_id = users.id)')).toBe(0)
-    expect(n('SELECT count(*) AS n FROM articles WHERE favorites_count <> (SELECT count(*) FROM favorites WHERE article_id = articles.id)')).toBe(0)
-    expect(n('SELECT count(*) AS n FROM tags WHERE articles_count <> (SELECT count(*) FROM article_tags WHERE tag_id = tags.id)')).toBe(0)
-    expect(n('SELECT count(*) AS n FROM articles a JOIN articles b ON b.id > a.id AND b.created_at < a.created_at')).toBe(0)
-    // the triggers are back after the load
-    expect(n("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'trigger'")).toBe(6)
+  test('leaves every trigger-kept counter equal to the rows, ids in creation order, and the triggers in place', async () => {
+    const { db } = await seeded(3)
+    expect(await storageViolations(db)).toEqual([])
+    expect(await db.count('SELECT count(*) FROM articles a JOIN articles b ON b.id > a.id AND b.created_at < a.created_at')).toBe(0)
+    const triggers = onPostgres
+      ? "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal AND t.tgenabled = 'O' AND c.relnamespace = current_schema()::regnamespace"
+      : "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
+    expect(await db.count(triggers)).toBe(onPostgres ? 3 : 6)
+    // a write through the API after seeding keeps counting
+    const before = await db.count("SELECT value FROM counters WHERE name = 'articles'")
+    await db.run("INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ('after', 't', 'd', 'b', 1, 1, 1)")
+    expect(await db.count("SELECT value FROM counters WHERE name = 'articles'")).toBe(before + 1)
   })
 
-  test('refuses a database that already has users', () => {
-    const { db } = seeded(1)
-    expect(() =>
-      seedDatabase(db, { users: 1, articles: 1, tags: 1, follows: 0, favoritesPerArticle: 0, commentsPerArticle: 0, seed: 1, passwordHash: 'x' }),
-    ).toThrow('empty database')
+  test('hands out new ids after the seeded ones', async () => {
+    const { db } = await seeded(2)
+    const max = await db.count('SELECT max(id) FROM comments')
+    await db.run("INSERT INTO comments (article_id, author_id, body, created_at, updated_at) VALUES (1, 1, 'new', 1, 1)")
+    expect(await db.count("SELECT id FROM comments WHERE body = 'new'")).toBe(max + 1)
+  })
+
+  test('refuses a database that already has users', async () => {
+    const { db } = await seeded(1)
+    const again = seedDatabase(db.store.bulk, {
+      users: 1,
+      articles: 1,
+      tags: 1,
+      follows: 0,
+      favoritesPerArticle: 0,
+      commentsPerArticle: 0,
+      seed: 1,
+      passwordHash: 'x',
+    })
+    expect(again).rejects.toBeInstanceOf(NotEmptyError)
   })
 })

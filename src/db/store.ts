@@ -2,6 +2,7 @@ import type { ArticleStore } from '../articles/store.ts'
 import type { ListStore } from '../articles/list-store.ts'
 import type { ThrottleStore } from '../auth/throttle.ts'
 import type { Versions } from '../cache/versions.ts'
+import type { BulkLoad } from './bulk.ts'
 import type { CommentStore } from '../comments/store.ts'
 import type { ProfileStore } from '../profiles/store.ts'
 import type { TagStore } from '../tags/store.ts'
@@ -42,6 +43,8 @@ export interface Store {
   readonly tags: TagStore
   readonly throttle: ThrottleStore
   readonly changes: ChangeFeed
+  /** Bulk loading into an empty database (seed, copy). */
+  readonly bulk: BulkLoad
   /** The signing secret kept in the database: the stored one, or `generated` when there was none. */
   secret(generated: string): Awaitable<string>
   /** The migration version the database is at. */

@@ -17,6 +17,7 @@ import {
   useBinary,
   withTimeout,
 } from './support.ts'
+import { onPostgres } from '../support/backend.ts'
 
 const binary = useBinary()
 
@@ -45,7 +46,7 @@ const createArticle = async (base: string, token: string) => {
 const defaultPortFree = portIsFree(3000)
 if (!defaultPortFree) console.warn('binary.test.ts: port 3000 is in use on this machine; skipping the test that starts the binary without PORT')
 
-describe('the compiled binary', () => {
+describe.skipIf(onPostgres)('the compiled binary', () => {
   test('serves the API from an empty directory with no environment but PORT, and keeps conduit.db next to itself', async () => {
     const dir = installBinary(binary())
     expect(readdirSync(dir)).toEqual(['conduit'])
@@ -180,7 +181,7 @@ describe('the compiled binary', () => {
   }, 60_000)
 })
 
-describe('the command line', () => {
+describe.skipIf(onPostgres)('the command line', () => {
   test('--version prints the package.json version', async () => {
     const r = await runCli(binary(), ['--version'])
     expect(r.code).toBe(0)
@@ -303,7 +304,7 @@ function accessLines(stdout: string, method: string, path: string, status?: numb
 /** A duration such as `ms=12.3`, `12.3ms` or `duration=12`. */
 const DURATION = /(\bms[=:]\s*\d)|(\d\s*ms\b)|(duration\w*[=:"\s]+\d)/i
 
-describe('the access log', () => {
+describe.skipIf(onPostgres)('the access log', () => {
   test('one text line per request with method, path, status and duration; never the token or the password', async () => {
     const server = await startServer(binary())
     const credentials = newCredentials('logged')

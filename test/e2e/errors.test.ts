@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type CliResult, freePort, run, runCli, tempDir, useBinary } from './support.ts'
+import { onPostgres } from '../support/backend.ts'
 
 /**
  * Failures on the first run: whatever goes wrong at start-up or in a command
@@ -49,7 +50,7 @@ async function makeUnwritable(path: string, kind: 'file' | 'directory'): Promise
   return async () => void (await run(['chattr', '-i', path], { timeoutMs: 5_000 }))
 }
 
-describe('serve: a failure to start is one line', () => {
+describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
   test('a port that is taken: exit 1, names the port, and leaves no database file behind', async () => {
     await whileTaken(async (port) => {
       const cwd = tempDir()
@@ -164,7 +165,7 @@ describe('serve: a failure to start is one line', () => {
   }, 30_000)
 })
 
-describe('commands: a failure is one line', () => {
+describe.skipIf(onPostgres)('commands: a failure is one line', () => {
   test('migrate into a directory that does not exist: exit 1, names the directory', async () => {
     const cwd = tempDir()
     const r = await runCli(binary(), ['migrate', '--db', 'nowhere/x.db'], { cwd, ...CLI })
@@ -210,7 +211,7 @@ describe('commands: a failure is one line', () => {
   }, 30_000)
 })
 
-describe('usage errors are one line ending with the way to help (exit 2)', () => {
+describe.skipIf(onPostgres)('usage errors are one line ending with the way to help (exit 2)', () => {
   test.each([
     ['an unknown long flag', ['--no-such-flag'], '--no-such-flag'],
     ['an unknown short flag', ['-x'], '-x'],

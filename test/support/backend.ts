@@ -35,9 +35,15 @@ export interface TestDatabase extends QueryDb {
 }
 
 const open: Store[] = []
-/** Apps live for one test: their connections go after it (test/support/preload.ts calls this after every test). */
+/** schemas of this test's apps (PostgreSQL), dropped with them */
+const schemasInUse: string[] = []
+/**
+ * Apps live for one test: their connections, and on PostgreSQL their
+ * schemas, go after it (test/support/preload.ts calls this after every test).
+ */
 export async function closeTestStores(): Promise<void> {
   for (const s of open.splice(0)) await s.close().catch(() => {})
+  for (const schema of schemasInUse.splice(0)) await setup?.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
 }
 
 export async function testDatabase(): Promise<TestDatabase> {
@@ -130,6 +136,7 @@ async function postgresDatabase(): Promise<TestDatabase> {
   const url = await testDatabaseUrl()
   const schema = `app_${++schemas}`
   await setup!.unsafe(`CREATE SCHEMA ${schema}`)
+  schemasInUse.push(schema)
   const { store } = await openPostgres(url, { poolMax: 4, location: url, schema })
   const q = postgresQueries(url, schema)
   open.push(store, { close: q.close } as Store)

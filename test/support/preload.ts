@@ -1,7 +1,8 @@
 import { afterAll, afterEach } from 'bun:test'
 import { closeTestStores, dropTestDatabases } from './backend.ts'
 
-// Every test file: a test's apps close their database connections after it,
-// and the databases this process made on PostgreSQL go at the end.
-afterEach(closeTestStores)
-afterAll(dropTestDatabases)
+// For every test of every file: a test's apps close their database connections
+// after it (on PostgreSQL their schemas are dropped too), and the databases this
+// test process made on PostgreSQL go at its end.
+afterEach(closeTestStores, 30_000)
+afterAll(dropTestDatabases, 60_000)

@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import { ConfigError, defaults, integer, loadConfig } from '../../src/config.ts'
+import { onPostgres } from '../support/backend.ts'
 
 const SECRET_32 = 's'.repeat(32)
 
-describe('loadConfig', () => {
+describe.skipIf(onPostgres)('loadConfig', () => {
   test('gives the defaults for an empty environment', () => {
     expect(loadConfig({})).toEqual(defaults)
   })
@@ -185,7 +186,7 @@ describe('loadConfig', () => {
   })
 })
 
-describe('integer', () => {
+describe.skipIf(onPostgres)('integer', () => {
   test('parses a decimal integer within the bounds, bounds included', () => {
     expect(integer('X', '5', 1, 10)).toBe(5)
     expect(integer('X', '1', 1, 10)).toBe(1)

@@ -8,6 +8,7 @@ import { postgresProfiles } from '../../profiles/postgres.ts'
 import { postgresTags } from '../../tags/postgres.ts'
 import { postgresUsers } from '../../users/postgres.ts'
 import { DatabaseUnavailable, type Store } from '../store.ts'
+import { postgresBulk } from '../bulk.ts'
 import { PgChanges } from './changes.ts'
 import { type ClientOptions, connect, isUnavailable, read } from './client.ts'
 import { migrate, schemaVersion } from './migrate.ts'
@@ -39,6 +40,7 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
     tags: postgresTags(sql),
     throttle,
     changes,
+    bulk: postgresBulk(sql),
     secret: (generated) =>
       read(async () => {
         // ON CONFLICT DO NOTHING: instances starting at once agree on the first secret written

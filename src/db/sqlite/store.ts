@@ -9,6 +9,7 @@ import { sqliteProfiles } from '../../profiles/sqlite.ts'
 import { sqliteTags } from '../../tags/sqlite.ts'
 import { sqliteUsers } from '../../users/sqlite.ts'
 import type { Store } from '../store.ts'
+import { sqliteBulk } from '../bulk.ts'
 import { SqliteChanges } from './changes.ts'
 import { schemaVersion } from './migrate.ts'
 import { closeDatabase } from './open.ts'
@@ -39,6 +40,7 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     tags: sqliteTags(db),
     throttle,
     changes,
+    bulk: sqliteBulk(db),
     secret(generated) {
       keepSecret.run(generated)
       return secret.get()!.value

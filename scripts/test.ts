@@ -1,0 +1,81 @@
+#!/usr/bin/env bun
+/**
+ * `bun run test`: the whole suite, twice — on SQLite, then on PostgreSQL.
+ *
+ * The PostgreSQL pass uses TEST_DATABASE_URL (a server where the tests may
+ * create and drop databases), else a server on 127.0.0.1:5432 as user
+ * postgres when one answers. Without one, the pass is skipped with one line
+ * saying how to run it. Extra arguments go to `bun test` (a file, -t ...).
+ * Ends with the totals as ` N pass` / ` N fail` lines and exits non-zero when
+ * either pass failed.
+ */
+import { SQL } from 'bun'
+import { resolve } from 'node:path'
+
+const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
+const args = process.argv.slice(2)
+
+async function reachable(url: string): Promise<boolean> {
+  const sql = new SQL({ url, max: 1, connectionTimeout: 3 })
+  try {
+    await sql`SELECT 1`
+    return true
+  } catch {
+    return false
+  } finally {
+    await sql.close({ timeout: 1 }).catch(() => {})
+  }
+}
+
+/** Runs one pass with its output passed through; returns its pass and fail counts. */
+async function pass(label: string, env: Record<string, string | undefined>) {
+  console.log(`\n=== ${label}`)
+  const proc = Bun.spawn({
+    cmd: [process.execPath, 'test', ...args],
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let text = ''
+  const copy = async (stream: ReadableStream<Uint8Array>, out: NodeJS.WriteStream) => {
+    const decoder = new TextDecoder()
+    for await (const chunk of stream) {
+      const s = decoder.decode(chunk, { stream: true })
+      text += s
+      out.write(s)
+    }
+  }
+  await Promise.all([copy(proc.stdout, process.stdout), copy(proc.stderr, process.stderr)])
+  const code = await proc.exited
+  const last = (re: RegExp) => Number([...text.matchAll(re)].at(-1)?.[1] ?? 0)
+  return { label, code, pass: last(/^ *(\d+) pass$/gm), fail: last(/^ *(\d+) fail$/gm) }
+}
+
+// the compiled binary, built once for the end-to-end tests of both passes
+let binary = process.env.CONDUIT_E2E_BINARY
+if (!binary) {
+  console.log('=== bun run build (the binary the end-to-end tests run)')
+  const build = Bun.spawnSync({ cmd: [process.execPath, 'run', 'build'], stdout: 'inherit', stderr: 'inherit' })
+  if (build.exitCode !== 0) {
+    console.log(' 0 pass\n 1 fail')
+    process.exit(1)
+  }
+  binary = resolve('dist/conduit')
+}
+
+const results = [await pass('SQLite', { TEST_DATABASE_URL: '', CONDUIT_E2E_BINARY: binary })]
+const url = process.env.TEST_DATABASE_URL || DEFAULT_URL
+if (await reachable(url)) {
+  results.push(await pass(`PostgreSQL (${url.replace(/:[^:@/]*@/, ':***@')})`, { TEST_DATABASE_URL: url, CONDUIT_E2E_BINARY: binary }))
+} else {
+  console.log(
+    `\n=== PostgreSQL pass skipped: no server answered at ${url.replace(/:[^:@/]*@/, ':***@')}; ` +
+      'run it with TEST_DATABASE_URL=postgres://user:password@host:port/database bun run test',
+  )
+}
+
+console.log('\n=== totals')
+for (const r of results) console.log(`${r.label}: ${r.pass} pass, ${r.fail} fail${r.code ? ` (exit ${r.code})` : ''}`)
+console.log(` ${results.reduce((n, r) => n + r.pass, 0)} pass`)
+console.log(` ${results.reduce((n, r) => n + r.fail, 0)} fail`)
+process.exit(results.some((r) => r.code !== 0) ? 1 : 0)

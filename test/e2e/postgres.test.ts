@@ -1,0 +1,185 @@
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { binaryDatabase, onPostgres } from '../support/backend.ts'
+import { tcpProxy } from '../support/tcp-proxy.ts'
+import { api, installBinary, register, runCli, startServer, tempDir, useBinary } from './support.ts'
+
+/**
+ * The compiled binary on PostgreSQL (the PostgreSQL pass only): migrations
+ * under concurrency, the commands, `copy` from SQLite with every answer
+ * identical, and a database that goes away and comes back.
+ */
+const binary = useBinary()
+const oneLine = (stderr: string) => stderr.trim().split('\n')
+
+describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
+  test('three instances starting together on an empty database all come up; the schema is applied once', async () => {
+    const db = await binaryDatabase()
+    const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env }
+    const servers = await Promise.all([0, 1, 2].map(() => startServer(binary(), { env })))
+    try {
+      for (const s of servers) expect((await api(s.url, 'GET', '/api/tags')).status).toBe(200)
+      const q = db.queries('')
+      expect(await q.count('SELECT version FROM conduit_schema')).toBe(2)
+      expect(await q.count('SELECT count(*) FROM conduit_schema')).toBe(1)
+      // one signing secret for all: a token from one instance works on the others
+      const user = await register(servers[0]!.url)
+      for (const s of servers) expect((await api(s.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+      await q.close()
+    } finally {
+      for (const s of servers) await s.stop()
+    }
+  }, 60_000)
+
+  test('migrate applies the schema; a database migrated by a newer binary is refused in one line', async () => {
+    const db = await binaryDatabase()
+    const first = await runCli(binary(), ['migrate'], { env: db.env })
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain('schema version 2')
+    const again = await runCli(binary(), ['migrate'], { env: db.env })
+    expect(again.stdout).toContain('up to date at schema version 2')
+    const q = db.queries('')
+    await q.run('UPDATE conduit_schema SET version = 99')
+    await q.close()
+    const refused = await runCli(binary(), ['serve', '--port', '0'], { env: db.env })
+    expect(refused.code).toBe(2)
+    expect(oneLine(refused.stderr)).toHaveLength(1)
+    expect(refused.stderr).toContain('newer than this binary knows')
+    expect(refused.stderr).not.toContain(':postgres@') // the URL is shown without a password
+  }, 30_000)
+
+  test('backup names pg_dump in one line; seed fills an empty database once', async () => {
+    const db = await binaryDatabase()
+    const backup = await runCli(binary(), ['backup', join(tempDir(), 'b.db')], { env: db.env })
+    expect(backup.code).toBe(2)
+    expect(oneLine(backup.stderr)).toHaveLength(1)
+    expect(backup.stderr).toContain('pg_dump')
+    const seeded = await runCli(binary(), ['seed', '--users', '20', '--articles', '300'], { env: db.env, timeoutMs: 60_000 })
+    expect(seeded.code).toBe(0)
+    const q = db.queries('')
+    expect(await q.count('SELECT count(*) FROM articles')).toBe(300)
+    await q.close()
+    const twice = await runCli(binary(), ['seed', '--users', '1', '--articles', '1'], { env: db.env })
+    expect(twice.code).toBe(2)
+    expect(oneLine(twice.stderr)).toHaveLength(1)
+    expect(twice.stderr).toContain('already has 20 users')
+  }, 90_000)
+
+  test('a database that does not answer at start-up is one line, exit 1', async () => {
+    const r = await runCli(binary(), ['serve', '--port', '0', '--db', 'postgres://nobody:secret@127.0.0.1:9/conduit'], {})
+    expect(r.code).toBe(1)
+    expect(oneLine(r.stderr)).toHaveLength(1)
+    expect(r.stderr).toContain('cannot reach the PostgreSQL database')
+    expect(r.stderr).not.toContain('secret')
+  }, 30_000)
+
+  test('copy moves a seeded SQLite database: every answer identical, old tokens valid, a non-empty target refused', async () => {
+    // a SQLite database with data written through the API (tokens, comments, follows) and seeded bulk
+    const dir = installBinary(binary())
+    const seeded = await runCli(join(dir, 'conduit'), ['seed', '--db', join(dir, 'conduit.db'), '--users', '30', '--articles', '500'], { cwd: dir, timeoutMs: 60_000 })
+    expect(seeded.code).toBe(0)
+    const before = await startServer(binary(), { dir, env: { HOST: '127.0.0.1', LOG_LEVEL: 'error' } })
+    const alice = await register(before.url)
+    const created = await api(before.url, 'POST', '/api/articles', {
+      token: alice.token,
+      body: { article: { title: 'Moved over', description: 'd', body: '  keep me  ', tagList: ['moving'] } },
+    })
+    expect(created.status).toBe(201)
+    const slug = created.body.article.slug
+    await api(before.url, 'POST', `/api/articles/${slug}/comments`, { token: alice.token, body: { comment: { body: 'first' } } })
+    const second = await api(before.url, 'POST', `/api/articles/${slug}/comments`, { token: alice.token, body: { comment: { body: 'second' } } })
+    await api(before.url, 'DELETE', `/api/articles/${slug}/comments/${second.body.comment.id}`, { token: alice.token })
+    await api(before.url, 'POST', '/api/profiles/user3/follow', { token: alice.token })
+    await api(before.url, 'POST', `/api/articles/${slug}/favorite`, { token: alice.token })
+    const paths = [
+      '/api/articles',
+      '/api/articles?limit=50&offset=100',
+      '/api/articles?tag=moving',
+      '/api/articles?author=user3',
+      '/api/articles?favorited=user2',
+      `/api/articles/${slug}`,
+      `/api/articles/${slug}/comments`,
+      '/api/tags',
+      '/api/profiles/user3',
+      '/api/articles/feed',
+      '/api/user',
+    ]
+    const answers = async (base: string) => {
+      const out: Record<string, unknown> = {}
+      for (const p of paths) {
+        const res = await api(base, 'GET', p, { token: alice.token })
+        // GET /api/user hands out a fresh token (its issue time differs): compared apart
+        if (res.body?.user) res.body.user.token = typeof res.body.user.token
+        out[p] = { status: res.status, body: res.body }
+      }
+      return out
+    }
+    const onSqlite = await answers(before.url)
+    expect((onSqlite['/api/articles'] as { status: number }).status).toBe(200)
+    await before.stop()
+
+    const target = await binaryDatabase()
+    const copied = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], { cwd: dir, timeoutMs: 60_000 })
+    expect(copied.code).toBe(0)
+    expect(copied.stdout).toContain("every table's count matches")
+
+    const after = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...target.env } })
+    try {
+      // the same answers, the old token included (the signing secret moved with the data)
+      expect(await answers(after.url)).toEqual(onSqlite)
+      // ids go on past the source's highest ever: the deleted comment's id is not handed out again
+      const third = await api(after.url, 'POST', `/api/articles/${slug}/comments`, { token: alice.token, body: { comment: { body: 'third' } } })
+      expect(third.body.comment.id).toBeGreaterThan(second.body.comment.id)
+      const bob = await register(after.url)
+      expect((await api(after.url, 'GET', '/api/user', { token: bob.token })).status).toBe(200)
+    } finally {
+      await after.stop()
+    }
+    const refused = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], { cwd: dir })
+    expect(refused.code).toBe(2)
+    expect(oneLine(refused.stderr)).toHaveLength(1)
+    expect(refused.stderr).toContain('not empty')
+  }, 120_000)
+
+  test('the database going away: 503 in the envelope within seconds, /ready 503, then recovery by itself', async () => {
+    const db = await binaryDatabase()
+    const url = new URL(db.env.DATABASE_URL!)
+    const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
+    url.host = `127.0.0.1:${proxy.port}`
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString() } })
+    try {
+      const user = await register(server.url)
+      expect((await api(server.url, 'GET', '/api/articles', { token: user.token })).status).toBe(200)
+      expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
+
+      proxy.down()
+      for (const path of ['/api/articles', '/api/tags', '/api/user']) {
+        const t0 = performance.now()
+        const res = await api(server.url, 'GET', path, { token: user.token, timeoutMs: 15_000 })
+        expect({ path, status: res.status }).toEqual({ path, status: 503 })
+        expect(res.body).toEqual({ errors: { database: ['is unavailable; try again shortly'] } })
+        expect(performance.now() - t0).toBeLessThan(7_000)
+      }
+      const write = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 't', description: 'd', body: 'b' } } })
+      expect(write.status).toBe(503)
+      expect((await api(server.url, 'GET', '/ready')).status).toBe(503)
+      expect((await api(server.url, 'GET', '/health')).status).toBe(200)
+
+      proxy.up()
+      let status = 0
+      const until = Date.now() + 15_000
+      while (Date.now() < until && status !== 200) {
+        status = (await api(server.url, 'GET', '/api/articles', { token: user.token })).status
+        if (status !== 200) await Bun.sleep(200)
+      }
+      expect(status).toBe(200)
+      expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
+      const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'after', description: 'd', body: 'b' } } })
+      expect(created.status).toBe(201)
+      expect(server.proc.exitCode).toBeNull()
+    } finally {
+      await server.stop()
+      proxy.close()
+    }
+  }, 90_000)
+})

@@ -1,0 +1,96 @@
+import type { Socket, TCPSocketListener } from 'bun'
+
+/**
+ * A TCP proxy to a database server, for outage tests: `down()` closes every
+ * connection and refuses new ones (the server looks gone), `up()` accepts
+ * again. Bytes are passed through untouched.
+ */
+export interface TcpProxy {
+  port: number
+  down(): void
+  up(): void
+  close(): void
+}
+
+interface Pair {
+  client: Socket<Pair>
+  upstream?: Socket<{ client: Socket<Pair> }>
+  pending: Uint8Array[]
+}
+
+export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
+  let listener: TCPSocketListener<Pair> | undefined
+  let port = 0
+  const open = new Set<Pair>()
+
+  const listen = () => {
+    listener = Bun.listen<Pair>({
+      hostname: '127.0.0.1',
+      port,
+      socket: {
+        open(client) {
+          const pair: Pair = { client, pending: [] }
+          client.data = pair
+          open.add(pair)
+          void Bun.connect<{ client: Socket<Pair> }>({
+            hostname: targetHost,
+            port: targetPort,
+            data: { client },
+            socket: {
+              open(up) {
+                pair.upstream = up
+                for (const chunk of pair.pending) up.write(chunk)
+                pair.pending = []
+              },
+              data(up, chunk) {
+                up.data.client.write(chunk)
+              },
+              close(up) {
+                up.data.client.end()
+              },
+              error(up) {
+                up.data.client.end()
+              },
+            },
+          }).catch(() => client.end())
+        },
+        data(client, chunk) {
+          const pair = client.data
+          if (pair.upstream) pair.upstream.write(chunk)
+          else pair.pending.push(new Uint8Array(chunk))
+        },
+        close(client) {
+          client.data.upstream?.end()
+          open.delete(client.data)
+        },
+        error(client) {
+          client.data.upstream?.end()
+          open.delete(client.data)
+        },
+      },
+    })
+    port = listener.port
+  }
+  listen()
+
+  return {
+    get port() {
+      return port
+    },
+    down() {
+      listener?.stop(true)
+      listener = undefined
+      for (const pair of open) {
+        pair.upstream?.terminate()
+        pair.client.terminate()
+      }
+      open.clear()
+    },
+    up() {
+      if (!listener) listen()
+    },
+    close() {
+      this.down()
+    },
+  }
+}
