@@ -77,7 +77,8 @@ const HELP = `bun run bench [options]
   --check             exit 1 when a target fails
 
 A full run (default sizes and endpoints) writes bench/results/<date>.json,
-latest.json and latest.svg; a narrowed run writes under bench/results/partial/.`
+latest.json and latest.svg; a narrowed run writes under bench/results/partial/.
+Where the server's time goes under a mix variant: bun bench/profile.ts --help`
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
