@@ -5,10 +5,16 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { WrkScript } from './wrk.ts'
+import { MIX, type WrkScript } from './wrk.ts'
 import { mulberry32 } from '../src/random.ts'
 
+/** The mixed-traffic variants and their share of writes (% of all requests). */
+export const MIX_VARIANTS = { 'mix-0': 0, 'mix-1': 1, 'mix-5': 5 } as const
+export type MixName = keyof typeof MIX_VARIANTS
+export const isMix = (name: string): name is MixName => name in MIX_VARIANTS
+
 export const ENDPOINT_NAMES = [
+  ...(Object.keys(MIX_VARIANTS) as MixName[]),
   'list',
   'list-auth',
   'tag',
@@ -37,7 +43,7 @@ export interface Endpoint {
   name: EndpointName
   /** what a reader sees in the table, e.g. GET /api/articles?tag=… */
   title: string
-  kind: 'read' | 'write'
+  kind: 'read' | 'write' | 'mix'
   /** the request whose response is captured for the bound */
   capture: RequestSpec
   script: WrkScript
@@ -57,11 +63,27 @@ export interface Fixture {
   slug: string
   slugsFile: string
   slugCount: number
+  /** what the mixed traffic draws from, when a mix variant is measured */
+  mix?: MixFixture
+}
+
+export interface MixFixture {
+  /** lines "S <slug>", "T <tag>", "U <username>", "K <token>", "P <pages>" (see wrk.ts) */
+  dataFile: string
+  slugs: number
+  tags: number
+  users: number
+  tokens: number
+  pages: number
+  /** seconds the logins took */
+  loginSeconds: number
 }
 
 export const SEED_PASSWORD = 'password123'
 const LOGINS = 8
 const SLUG_PAGES = 60
+/** signed-in users of the mixed traffic */
+export const MIX_LOGINS = 200
 
 async function api<T>(base: string, path: string, init: RequestInit = {}): Promise<T> {
   const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(30_000) })
@@ -85,16 +107,18 @@ function shuffle<T>(xs: T[], seed: number): T[] {
   return xs
 }
 
-export async function discover(base: string, tmpDir: string, users: number): Promise<Fixture> {
+async function login(base: string, i: number): Promise<{ user: string; token: string }> {
+  const r = await api<{ user: { token: string; username: string } }>(base, '/api/users/login', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ user: { email: `user${i}@example.com`, password: SEED_PASSWORD } }),
+  })
+  return { user: r.user.username, token: r.user.token }
+}
+
+export async function discover(base: string, tmpDir: string, users: number, o: { mix: boolean; seed: number } = { mix: false, seed: 1 }): Promise<Fixture> {
   const tokens: { user: string; token: string }[] = []
-  for (let i = 1; i <= Math.min(LOGINS, users); i++) {
-    const r = await api<{ user: { token: string; username: string } }>(base, '/api/users/login', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ user: { email: `user${i}@example.com`, password: SEED_PASSWORD } }),
-    })
-    tokens.push({ user: r.user.username, token: r.user.token })
-  }
+  for (let i = 1; i <= Math.min(LOGINS, users); i++) tokens.push(await login(base, i))
   let reader: { user: string; token: string } | undefined
   for (const t of tokens) {
     const feed = await api<List>(base, '/api/articles/feed?limit=1', { headers: { Authorization: `Token ${t.token}` } })
@@ -134,6 +158,7 @@ export async function discover(base: string, tmpDir: string, users: number): Pro
   const slugs = shuffle([...seen], 42)
   const slugsFile = join(tmpDir, `slugs-${process.pid}-${articlesCount}.txt`)
   writeFileSync(slugsFile, slugs.join('\n') + '\n')
+  const mix = o.mix ? await discoverMix(base, tmpDir, { users, articles: articlesCount, slugs, tags, seed: o.seed }) : undefined
 
   return {
     articles: articlesCount,
@@ -147,12 +172,63 @@ export async function discover(base: string, tmpDir: string, users: number): Pro
     slug,
     slugsFile,
     slugCount: slugs.length,
+    ...(mix ? { mix } : {}),
   }
+}
+
+/** Path segments and query values the Lua script can use as they are. */
+const URL_SAFE = /^[A-Za-z0-9._~-]+$/
+
+/**
+ * What the mixed traffic draws from: the slugs found above (their shuffled
+ * order is their popularity rank), the tags most used first, every seeded
+ * username in a seeded shuffled order, and tokens of MIX_LOGINS users spread
+ * over the seeded ones, logged in through the API (each login costs an
+ * argon2 check, about 40 ms on the server's core; two at a time).
+ */
+async function discoverMix(
+  base: string,
+  tmpDir: string,
+  d: { users: number; articles: number; slugs: string[]; tags: string[]; seed: number },
+): Promise<MixFixture> {
+  const n = Math.min(MIX_LOGINS, d.users)
+  const ids = Array.from({ length: n }, (_, k) => 1 + Math.floor((k * d.users) / n))
+  const t0 = performance.now()
+  const tokens: string[] = new Array(n)
+  let next = 0
+  const worker = async () => {
+    for (let k = next++; k < n; k = next++) tokens[k] = (await login(base, ids[k]!)).token
+  }
+  await Promise.all([worker(), worker()])
+  const loginSeconds = (performance.now() - t0) / 1000
+  const slugs = d.slugs.map(encodeURIComponent)
+  const tags = d.tags.filter((t) => URL_SAFE.test(t))
+  const users = shuffle(
+    Array.from({ length: d.users }, (_, i) => `user${i + 1}`),
+    d.seed + 7,
+  )
+  if (slugs.length === 0 || tags.length < 2 || tokens.length === 0) {
+    throw new Error(`the mixed traffic needs slugs, 2+ URL-safe tags and tokens (${slugs.length}, ${tags.length}, ${tokens.length})`)
+  }
+  const pages = Math.max(1, Math.ceil(d.articles / MIX.pageSize))
+  const lines = [
+    `P ${pages}`,
+    ...slugs.map((s) => `S ${s}`),
+    ...tags.map((t) => `T ${t}`),
+    ...users.map((u) => `U ${u}`),
+    ...tokens.map((t) => `K ${t}`),
+  ]
+  const dataFile = join(tmpDir, `mix-${process.pid}-${d.articles}.txt`)
+  writeFileSync(dataFile, lines.join('\n') + '\n')
+  return { dataFile, slugs: slugs.length, tags: tags.length, users: users.length, tokens: tokens.length, pages, loginSeconds }
 }
 
 const CREATE_TEXT = 'Benchmark body text with a few words in it. '.repeat(12)
 
-export function endpoints(f: Fixture): Endpoint[] {
+/** The request whose response the bound answers to every request of the mixed traffic: a 20-article list page. */
+export const MIX_BOUND_PATH = '/api/articles?limit=20'
+
+export function endpoints(f: Fixture, o: { seed: number } = { seed: 1 }): Endpoint[] {
   const auth = { Authorization: `Token ${f.token}` }
   const get = (name: EndpointName, path: string, headers: Record<string, string> = {}): Endpoint => ({
     name,
@@ -170,7 +246,23 @@ export function endpoints(f: Fixture): Endpoint[] {
   })
   const tagList = [f.tag, f.secondTag]
   const captureTitle = `Bench capture ${Date.now()} ${Math.floor(Math.random() * 1e9)}`
+  const mix = (name: MixName): Endpoint[] => {
+    if (!f.mix) return []
+    const writePct = MIX_VARIANTS[name]
+    return [
+      {
+        name,
+        title: `mixed traffic, ${writePct} % writes (${f.mix.slugs.toLocaleString('en')} slugs, ${f.mix.tags} tags, ${f.mix.tokens} users signed in)`,
+        kind: 'mix',
+        capture: { method: 'GET', path: MIX_BOUND_PATH, headers: {} },
+        script: { kind: 'mix', dataFile: f.mix.dataFile, writePct, seed: o.seed * 100 + writePct, statuses: 'warmup' },
+      },
+    ]
+  }
   return [
+    ...mix('mix-0'),
+    ...mix('mix-1'),
+    ...mix('mix-5'),
     get('list', '/api/articles'),
     get('list-auth', '/api/articles', auth),
     get('tag', `/api/articles?tag=${encodeURIComponent(f.tag)}`),

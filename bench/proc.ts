@@ -132,13 +132,27 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   }
 }
 
-/** Samples VmRSS of `pid` every `everyMs`: the peak over the whole life and per window. */
-export function rssSampler(pid: number, everyMs = 200) {
+/**
+ * Samples VmRSS every `everyMs`: the peak over the whole life and per window.
+ * With several processes (several instances of the server) a sample is the
+ * sum of their VmRSS.
+ */
+export function rssSampler(pids: number | number[], everyMs = 200) {
+  const list = Array.isArray(pids) ? pids : [pids]
+  const total = (field: 'VmRSS' | 'VmHWM'): number | undefined => {
+    let sum = 0
+    for (const pid of list) {
+      const kb = statusKb(pid, field)
+      if (kb === undefined) return undefined
+      sum += kb
+    }
+    return sum
+  }
   let peak = 0
   let windowPeak = 0
   let samples = 0
   const sample = () => {
-    const rss = statusKb(pid, 'VmRSS')
+    const rss = total('VmRSS')
     if (rss === undefined) return
     samples++
     if (rss > peak) peak = rss
@@ -153,15 +167,15 @@ export function rssSampler(pid: number, everyMs = 200) {
     /** starts a new window (e.g. one endpoint) */
     resetWindow() {
       sample()
-      windowPeak = statusKb(pid, 'VmRSS') ?? 0
+      windowPeak = total('VmRSS') ?? 0
     },
     /** peak VmRSS seen in the current window, in bytes */
     windowPeak() {
       sample()
       return windowPeak
     },
-    /** the kernel's own high-water mark (VmHWM), in bytes */
-    highWaterMark: () => statusKb(pid, 'VmHWM'),
+    /** the kernel's own high-water mark (VmHWM; summed over the processes), in bytes */
+    highWaterMark: () => total('VmHWM'),
     stop() {
       sample()
       clearInterval(timer)
@@ -203,8 +217,10 @@ export function coreTimes(core: number): CoreTimes {
   }
 }
 
-/** CPU time (user + system, all threads) a live process has used, in microseconds. */
-export function processCpuUs(pid: number): number {
+/** CPU time (user + system, all threads) live processes have used, in microseconds. */
+export function processCpuUs(pids: number | number[]): number {
+  if (Array.isArray(pids)) return pids.reduce((sum, pid) => sum + processCpuUs(pid), 0)
+  const pid = pids
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')

@@ -3,16 +3,20 @@
  *               [--endpoints list,tag,...] [--connections N] [--starts N] [--skip-build] [--check]
  *
  * Builds the binary, seeds (or reuses) a database per size, and for each size
- * starts the binary pinned to core 0 and measures every endpoint with wrk
- * pinned to core 1, then the same endpoint against a minimal Bun.serve that
- * answers the same bytes (the bound). Prints a table per size and the issue's
- * targets, writes bench/results/<date>.json, latest.json and latest.svg.
+ * starts the system under test (today: the binary, pinned to core 0) and
+ * measures every endpoint with wrk pinned to core 1, then the same endpoint
+ * against a minimal Bun.serve that answers the same bytes (the bound). The
+ * mixed-traffic variants (mix-0, mix-1, mix-5) come first: one Lua script
+ * drawing reads and writes at random, bounded by Bun.serve answering a
+ * 20-article list page to the same script. Prints the mix and a table per
+ * size, the issue's targets, writes bench/results/<date>.json, latest.json
+ * and latest.svg.
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chart } from './chart.ts'
-import { capture, discover, type EndpointName, ENDPOINT_NAMES, endpoints, setBound } from './endpoints.ts'
+import { capture, discover, type EndpointName, ENDPOINT_NAMES, endpoints, isMix, MIX_BOUND_PATH, MIX_VARIANTS, setBound } from './endpoints.ts'
 import { machineInfo } from './machine.ts'
 import {
   coreShare,
@@ -32,6 +36,8 @@ import {
   evaluateTargets,
   MB,
   type EndpointResult,
+  mixRows,
+  mixTable,
   noise,
   type Results,
   NOISY_PCT,
@@ -40,7 +46,7 @@ import {
   targetsTable,
 } from './report.ts'
 import { removeDatabase, seededDatabase, workingCopy } from './seed.ts'
-import { ensureWrk, requireTaskset, runWrk, type WrkResult, type WrkScript } from './wrk.ts'
+import { ensureWrk, MIX, requireTaskset, runWrk, type WrkResult, type WrkScript } from './wrk.ts'
 
 const ROOT = resolve(import.meta.dir, '..')
 const TMP = join(ROOT, 'bench/tmp')
@@ -59,7 +65,8 @@ const HELP = `bun run bench [options]
   --duration S        measured seconds per endpoint (default 5)
   --warmup S          warm-up seconds before each measurement (default 2)
   --sizes A,B         article counts to measure (default ${DEFAULT_SIZES.join(',')})
-  --endpoints X,Y     endpoints to measure (default all: ${ENDPOINT_NAMES.join(',')})
+  --endpoints X,Y     endpoints to measure (default all: ${ENDPOINT_NAMES.join(',')});
+                      mix-0, mix-1, mix-5: mixed traffic with 0, 1, 5 % writes
   --connections N     wrk connections (default 64)
   --users N           seeded users (default 1000)
   --seed N            seed value (default 1)
@@ -70,7 +77,8 @@ const HELP = `bun run bench [options]
   --check             exit 1 when a target fails
 
 A full run (default sizes and endpoints) writes bench/results/<date>.json,
-latest.json and latest.svg; a narrowed run writes under bench/results/partial/.`
+latest.json and latest.svg; a narrowed run writes under bench/results/partial/.
+Where the server's time goes under a mix variant: bun bench/profile.ts --help`
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -141,8 +149,10 @@ const EMPTY: WrkResult = {
 
 type Child = ReturnType<typeof spawn>
 
+const errorsOf = (w: WrkResult) => w.errors.connect + w.errors.read + w.errors.write + w.errors.timeout
+
 /** Collects a child's output lines (the server logs at warn and above only). */
-function collect(stream: unknown, log: { lines: number; first: string[] }): void {
+function collect(stream: unknown, log: ServerLog): void {
   if (!(stream instanceof ReadableStream)) return
   void (async () => {
     const decoder = new TextDecoder()
@@ -159,20 +169,103 @@ function collect(stream: unknown, log: { lines: number; first: string[] }): void
   })()
 }
 
-async function startServer(db: string, log: { lines: number; first: string[] }): Promise<{ child: Child; base: string; firstMs: number }> {
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const t0 = performance.now()
-  const child = spawn([BINARY, 'serve', '--port', String(port), '--host', '127.0.0.1', '--db', db], {
-    core: SERVER_CORE,
-    env: { LOG_LEVEL: 'warn' },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  collect(child.stdout, log)
-  collect(child.stderr, log)
-  const firstMs = await waitForAnswer(`${base}/api/articles`, t0, child)
-  return { child, base, firstMs }
+/** Output lines of the system under test (it logs at warn and above only). */
+export interface ServerLog {
+  lines: number
+  first: string[]
+}
+
+/**
+ * The system under test, started for one database size: where it answers,
+ * which processes are it (their memory and CPU time count as the server's),
+ * and how to stop it. A PostgreSQL backend or several instances behind a
+ * balancer would be other implementations of SystemUnderTest; the rest of the
+ * harness only sees this.
+ */
+export interface Running {
+  /** http://127.0.0.1:port */
+  base: string
+  pids: number[]
+  /** ms from spawning to the first answer, one per start */
+  firstResponseMs: number[]
+  log: ServerLog
+  /** why it no longer runs (a process exited), or undefined while it runs */
+  exited(): string | undefined
+  /** stops it (SIGTERM, bounded) and removes its working data; an unclean exit is noted in the log */
+  stop(): Promise<void>
+}
+
+export interface SystemUnderTest {
+  /** one line for the report */
+  describe: string
+  /** seeds (or finds cached) data for every size, before any load */
+  prepare(sizes: number[]): Promise<Map<number, { cached: boolean; seconds: number }>>
+  /** starts it on fresh data of one size (the same data every run) */
+  start(articles: number): Promise<Running>
+}
+
+/** The single binary on SQLite: one process pinned to the server core, a fresh copy of the seeded database per size. */
+function sqliteBinary(o: { users: number; seed: number; starts: number }): SystemUnderTest {
+  const seeds = new Map<number, { file: string; cached: boolean; seconds: number }>()
+
+  const startOnce = async (db: string, log: ServerLog): Promise<{ child: Child; base: string; firstMs: number }> => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const t0 = performance.now()
+    const child = spawn([BINARY, 'serve', '--port', String(port), '--host', '127.0.0.1', '--db', db], {
+      core: SERVER_CORE,
+      env: { LOG_LEVEL: 'warn' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    collect(child.stdout, log)
+    collect(child.stderr, log)
+    const firstMs = await waitForAnswer(`${base}/api/articles`, t0, child)
+    return { child, base, firstMs }
+  }
+
+  return {
+    describe: `dist/conduit on SQLite, one process pinned to core ${SERVER_CORE}`,
+    async prepare(sizes) {
+      for (const articles of sizes) {
+        const s = await seededDatabase(ROOT, BINARY, TMP, { articles, users: o.users, seed: o.seed })
+        console.log(`bench: ${articles.toLocaleString('en')} articles: ${s.cached ? 'cached' : `seeded in ${s.seconds.toFixed(1)} s`} ${s.file}`)
+        seeds.set(articles, s)
+      }
+      return new Map([...seeds].map(([n, s]) => [n, { cached: s.cached, seconds: s.seconds }]))
+    },
+    async start(articles) {
+      const seeded = seeds.get(articles)
+      if (!seeded) throw new Error(`no seeded database for ${articles} articles`)
+      console.log(`\nbench: ${articles.toLocaleString('en')} articles — copying the seeded database`)
+      const workDb = workingCopy(seeded.file, join(RUN_DIR, `work-${articles}.db`))
+      const log: ServerLog = { lines: 0, first: [] }
+      const firstResponseMs: number[] = []
+      let server: Awaited<ReturnType<typeof startOnce>> | undefined
+      for (let i = 0; i < o.starts; i++) {
+        if (server) await stop(server.child)
+        server = await startOnce(workDb, log)
+        firstResponseMs.push(server.firstMs)
+      }
+      const { child, base } = server!
+      console.log(`bench: server pid ${child.pid} on ${base}; first response after start: ${firstResponseMs.map((x) => x.toFixed(0)).join(', ')} ms`)
+      return {
+        base,
+        pids: [child.pid],
+        firstResponseMs,
+        log,
+        exited: () => (child.exitCode !== null || child.signalCode !== null ? `pid ${child.pid} exited (${child.exitCode ?? child.signalCode})` : undefined),
+        async stop() {
+          await stop(child)
+          if (child.exitCode !== 0) {
+            log.lines++
+            log.first.push(`bench: the server exited with ${child.exitCode ?? child.signalCode} on SIGTERM`)
+          }
+          removeDatabase(workDb)
+        },
+      }
+    },
+  }
 }
 
 /** scratch directories of earlier runs that were killed outright */
@@ -208,12 +301,8 @@ async function main(): Promise<number> {
   if (!existsSync(BUILT)) throw new Error(`${BUILT} does not exist; run without --skip-build`)
   copyFileSync(BUILT, BINARY)
   chmodSync(BINARY, 0o755)
-  const seeds = new Map<number, { file: string; cached: boolean; seconds: number }>()
-  for (const articles of o.sizes) {
-    const s = await seededDatabase(ROOT, BINARY, TMP, { articles, users: o.users, seed: o.seed })
-    console.log(`bench: ${articles.toLocaleString('en')} articles: ${s.cached ? 'cached' : `seeded in ${s.seconds.toFixed(1)} s`} ${s.file}`)
-    seeds.set(articles, s)
-  }
+  const system = sqliteBinary(o)
+  const seeds = await system.prepare(o.sizes)
 
   // from here on this process (polling, RSS sampling) stays on the load core
   await run(['taskset', '-a', '-p', '-c', String(LOAD_CORE), String(process.pid)], { timeoutMs: 5000 })
@@ -252,63 +341,59 @@ async function main(): Promise<number> {
   }
 
   /** warm-up, then the measured run, noting how much of both cores other processes took meanwhile */
-  const measure = async (base: string, script: WrkScript, pid: number) => {
+  const measure = async (base: string, script: WrkScript, pids: number[]) => {
     const common = { base, script, connections: o.connections, core: LOAD_CORE, tmpDir: RUN_DIR }
     const warm = o.warmupS > 0 ? await runWrk({ ...common, durationS: o.warmupS, phase: 'w' }) : EMPTY
-    const before = { s: coreTimes(SERVER_CORE), l: coreTimes(LOAD_CORE), pid: processCpuUs(pid), self: process.cpuUsage() }
+    const before = { s: coreTimes(SERVER_CORE), l: coreTimes(LOAD_CORE), pid: processCpuUs(pids), self: process.cpuUsage() }
     const main = await runWrk({ ...common, durationS: o.durationS, phase: 'm' })
     const self = process.cpuUsage(before.self)
     const wrkUs = (main.wrkCpuPct / 100) * main.durationS * 1e6
     const contention: Contention = {
-      serverCore: coreShare(before.s, coreTimes(SERVER_CORE), processCpuUs(pid) - before.pid),
+      serverCore: coreShare(before.s, coreTimes(SERVER_CORE), processCpuUs(pids) - before.pid),
       loadCore: coreShare(before.l, coreTimes(LOAD_CORE), wrkUs + self.user + self.system),
     }
     return { warm, main, contention }
   }
 
   const sizes: SizeResult[] = []
+  const wantMix = [...o.names].some(isMix)
   for (const articles of o.sizes) {
     const seeded = seeds.get(articles)!
-    console.log(`\nbench: ${articles.toLocaleString('en')} articles — copying the seeded database`)
-    const workDb = workingCopy(seeded.file, join(RUN_DIR, `work-${articles}.db`))
-    const log = { lines: 0, first: [] as string[] }
-    const firstMs: number[] = []
-    let server: Awaited<ReturnType<typeof startServer>> | undefined
-    for (let i = 0; i < o.starts; i++) {
-      if (server) await stop(server.child)
-      server = await startServer(workDb, log)
-      firstMs.push(server.firstMs)
-    }
-    const { child, base } = server!
-    console.log(`bench: server pid ${child.pid} on ${base}; first response after start: ${firstMs.map((x) => x.toFixed(0)).join(', ')} ms`)
-    const rss = rssSampler(child.pid, 200)
+    const server = await system.start(articles)
+    const { base, pids, log } = server
+    const rss = rssSampler(pids, 200)
 
-    const fixture = await discover(base, RUN_DIR, o.users)
-    const eps = endpoints(fixture).filter((e) => o.names.has(e.name))
+    const fixture = await discover(base, RUN_DIR, o.users, { mix: wantMix, seed: o.seed })
+    if (fixture.mix) {
+      const m = fixture.mix
+      console.log(
+        `bench: mixed traffic draws from ${m.slugs.toLocaleString('en')} slugs, ${m.tags} tags, ${m.users} users, ${m.pages.toLocaleString('en')} list pages;` +
+          ` ${m.tokens} users logged in (${m.loginSeconds.toFixed(1)} s)`,
+      )
+    }
+    const eps = endpoints(fixture, { seed: o.seed }).filter((e) => o.names.has(e.name))
     // one real response per endpoint, before any load changes the data
     const captured = new Map<EndpointName, Awaited<ReturnType<typeof capture>>>()
     for (const e of eps) captured.set(e.name, await capture(base, e.capture))
 
     const results: EndpointResult[] = []
     const died = () =>
-      new Error(
-        `the server exited (${child.exitCode ?? child.signalCode}) during the run; its output:\n${log.first.join('\n') || '(none)'}`,
-      )
+      new Error(`the server stopped during the run (${server.exited()}); its output:\n${log.first.join('\n') || '(none)'}`)
     for (const e of eps) {
-      if (child.exitCode !== null || child.signalCode !== null) throw died()
+      if (server.exited()) throw died()
       const c = captured.get(e.name)!
       if (c.status < 200 || c.status > 299) {
         console.warn(`bench: ${e.name}: the captured response is a ${c.status}: ${new TextDecoder().decode(c.body).slice(0, 200)}`)
       }
       if (o.settleS > 0) await settle()
       rss.resetWindow()
-      const real = await measure(base, e.script, child.pid).catch(async (err: Error) => {
+      const real = await measure(base, e.script, pids).catch(async (err: Error) => {
         await Bun.sleep(100)
-        throw child.exitCode !== null || child.signalCode !== null ? died() : err
+        throw server.exited() ? died() : err
       })
       const peakRssBytes = rss.windowPeak()
       await setBound(boundBase, c)
-      const b = await measure(boundBase, e.script, bound.pid)
+      const b = await measure(boundBase, e.script, [bound.pid])
       const r: EndpointResult = {
         name: e.name,
         title: e.title,
@@ -324,6 +409,16 @@ async function main(): Promise<number> {
         errors: real.main.errorCount + real.warm.errorCount,
         peakRssBytes,
       }
+      if (e.kind === 'mix' && isMix(e.name)) {
+        r.mix = {
+          writePct: MIX_VARIANTS[e.name],
+          boundPath: MIX_BOUND_PATH,
+          sent: real.main.mix?.kinds ?? {},
+          warmupStatuses: real.warm.mix?.statuses ?? null,
+          socketErrors: errorsOf(real.main) + errorsOf(real.warm),
+          statusErrors: real.main.errors.status + real.warm.errors.status,
+        }
+      }
       results.push(r)
       console.log(
         `  ${e.name.padEnd(10)} ${Math.round(r.server.rps).toLocaleString('en').padStart(7)} req/s  p50 ${r.server.latencyMs.p50.toFixed(2)} ms  p99 ${r.server.latencyMs.p99.toFixed(2)} ms  errors ${r.errors}` +
@@ -333,18 +428,14 @@ async function main(): Promise<number> {
     }
     const highWaterMarkBytes = rss.highWaterMark() ?? null
     rss.stop()
-    await stop(child)
-    if (child.exitCode !== 0) {
-      log.lines++
-      log.first.push(`bench: the server exited with ${child.exitCode ?? child.signalCode} on SIGTERM`)
-    }
-    removeDatabase(workDb)
+    await server.stop()
     rmSync(fixture.slugsFile, { force: true })
+    if (fixture.mix) rmSync(fixture.mix.dataFile, { force: true })
 
     const size: SizeResult = {
       articles,
       seed: { cached: seeded.cached, seconds: seeded.seconds },
-      firstResponseMs: firstMs,
+      firstResponseMs: server.firstResponseMs,
       peakRssBytes: rss.peak(),
       highWaterMarkBytes,
       serverLog: log,
@@ -359,19 +450,24 @@ async function main(): Promise<number> {
       endpoints: results,
     }
     sizes.push(size)
+    if (size.endpoints.some((e) => e.mix)) console.log(`\n${mixTable(mixRows([size]))}`)
     console.log(`\n${sizeTable(size)}`)
     for (const l of log.first) console.log(`  server: ${l}`)
   }
   await stop(bound)
 
-  const targets = evaluateTargets(sizes)
+  const targets = evaluateTargets(sizes, o.connections)
   const finished = new Date()
+  const mix = mixRows(sizes)
   const results: Results = {
     version: 1,
     date: started.toISOString().slice(0, 10),
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     totalSeconds: Math.round((performance.now() - t0) / 100) / 10,
+    // the mixed traffic first: the figures closest to real use
+    ...(mix.length ? { mix } : {}),
+    system: system.describe,
     options: {
       durationS: o.durationS,
       warmupS: o.warmupS,
@@ -382,6 +478,7 @@ async function main(): Promise<number> {
       serverCore: SERVER_CORE,
       loadCore: LOAD_CORE,
       settleS: o.settleS,
+      mix: MIX,
     },
     settledSeconds: Math.round(settledS * 10) / 10,
     machine,
@@ -405,8 +502,14 @@ async function main(): Promise<number> {
     `server on core ${SERVER_CORE}, wrk ${machine.wrk} on core ${LOAD_CORE}: ${o.connections} connections, 1 thread, ${o.warmupS} s warm-up + ${o.durationS} s per endpoint.` +
       ' errors = non-2xx (status > 399) + socket errors, warm-up included; ratio = server req/s / bound req/s',
   )
+  console.log(`system under test: ${system.describe}`)
+  if (mix.length) {
+    console.log(`\n${mixTable(mix)}`)
+    console.log(`\n${targetsTable(targets.filter((t) => t.mix), 'Mixed-traffic targets')}`)
+  }
   for (const s of sizes) console.log(`\n${sizeTable(s)}`)
-  console.log(`\n${targetsTable(targets)}`)
+  const rest = targets.filter((t) => !t.mix)
+  if (rest.length) console.log(`\n${targetsTable(rest)}`)
   console.log(`\nwrote ${join(dir, `${stamp}.json`)}, ${join(dir, 'latest.json')}, ${join(dir, 'latest.svg')}`)
   console.log(`total ${results.totalSeconds.toFixed(0)} s (of which ${settledS.toFixed(0)} s waiting for a quiet machine)`)
   return o.check && targets.some((t) => t.pass === false && !t.info) ? 1 : 0

@@ -18,11 +18,17 @@ export interface WrkResult {
   errorCount: number
   /** CPU time wrk itself used, as % of the run: near 100 means the load generator was the limit */
   wrkCpuPct: number
+  /** mix script only: requests sent per kind, and (when counted) responses per status code */
+  mix?: { kinds: Record<string, number>; statuses: Record<string, number> | null }
 }
 
-/** Appended to every script. wrk counts a status > 399 in errors.status. */
+/**
+ * Appended to every script. wrk counts a status > 399 in errors.status. A
+ * script may define extra_done() to print more (the mix prints its counts).
+ */
 const DONE = `
 done = function(summary, latency, requests)
+  if extra_done then extra_done() end
   local e = summary.errors
   io.write(string.format(
     'WRK_JSON {"requests":%.0f,"duration_us":%.0f,"bytes":%.0f,' ..
@@ -119,11 +125,218 @@ request = function()
 end
 `
 
+/**
+ * The mixed traffic: every request drawn at random (seeded per thread, so a
+ * run replays) from a distribution of reads and writes. Popularity is Zipf-
+ * like: the k-th most popular slug, tag or user is asked for in proportion to
+ * k^-s, list pages likewise by page number. The weights are filled in from
+ * MIX (below) when the script is written.
+ * args: data file (lines "S <slug>", "T <tag>", "U <username>", "K <token>",
+ *       "P <pages>"; slugs, tags and usernames URL-safe), write share (0..1),
+ *       seed, nonce (unique per wrk run, for titles)
+ */
+const MIX_LUA = `
+local slugs, tags, users, tokens = {}, {}, {}, {}
+local slugCdf, tagCdf, userCdf, pageCdf
+local anon, authGet, authJson = {}, {}, {}
+local writeShare, nonce, counter, tid = 0, '', 0, 1
+local text = string.rep('Mixed traffic article body, a few sentences long. ', 12)
+local threads = {}
+mix_counts = {}
+mix_statuses = {}
+
+-- cumulative Zipf weights of ranks 1..n with exponent s
+local function zipf(n, s)
+  local c, sum = {}, 0
+  for k = 1, n do
+    sum = sum + k ^ (-s)
+    c[k] = sum
+  end
+  for k = 1, n do c[k] = c[k] / sum end
+  c[n] = 1
+  return c
+end
+
+-- a rank drawn from cumulative weights (binary search)
+local function draw(c)
+  local u = math.random()
+  local lo, hi = 1, #c
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if c[mid] < u then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+local function pick(cum)
+  local u = math.random()
+  for i = 1, #cum do
+    if u < cum[i][2] then return cum[i][1] end
+  end
+  return cum[#cum][1]
+end
+
+local function count(kind)
+  mix_counts[kind] = (mix_counts[kind] or 0) + 1
+end
+
+setup = function(thread)
+  threads[#threads + 1] = thread
+  thread:set('thread_index', #threads)
+end
+
+init = function(args)
+  tid = thread_index or 1
+  local pages = 1
+  for line in io.lines(args[1]) do
+    local k, v = string.sub(line, 1, 1), string.sub(line, 3)
+    if k == 'S' then slugs[#slugs + 1] = v
+    elseif k == 'T' then tags[#tags + 1] = v
+    elseif k == 'U' then users[#users + 1] = v
+    elseif k == 'K' then tokens[#tokens + 1] = v
+    elseif k == 'P' then pages = tonumber(v) end
+  end
+  writeShare = tonumber(args[2])
+  math.randomseed(tonumber(args[3]) * 1000 + tid)
+  nonce = args[4]
+  for i, t in ipairs(tokens) do
+    authGet[i] = { ['Authorization'] = 'Token ' .. t }
+    authJson[i] = { ['Authorization'] = 'Token ' .. t, ['Content-Type'] = 'application/json' }
+  end
+  slugCdf = zipf(#slugs, __SLUG_S__)
+  tagCdf = zipf(#tags, __TAG_S__)
+  userCdf = zipf(#users, __USER_S__)
+  pageCdf = zipf(pages, __PAGE_S__)
+end
+
+local READS = __READS__
+local WRITES = __WRITES__
+-- the share of reads other than feeds that carry a token
+local AUTH_OTHER = __AUTH_OTHER__
+
+local function read()
+  local kind = pick(READS)
+  count(kind)
+  local h = anon
+  if kind == 'feed' or math.random() < AUTH_OTHER then
+    h = authGet[math.random(#tokens)]
+    count('auth')
+  end
+  local path
+  if kind == 'list' then path = '/api/articles?limit=20&offset=' .. ((draw(pageCdf) - 1) * 20)
+  elseif kind == 'article' then path = '/api/articles/' .. slugs[draw(slugCdf)]
+  elseif kind == 'comments' then path = '/api/articles/' .. slugs[draw(slugCdf)] .. '/comments'
+  elseif kind == 'tag' then path = '/api/articles?tag=' .. tags[draw(tagCdf)]
+  elseif kind == 'author' then path = '/api/articles?author=' .. users[draw(userCdf)]
+  elseif kind == 'favorited' then path = '/api/articles?favorited=' .. users[draw(userCdf)]
+  elseif kind == 'feed' then path = '/api/articles/feed'
+  elseif kind == 'profile' then path = '/api/profiles/' .. users[draw(userCdf)]
+  else path = '/api/tags' end
+  return wrk.format('GET', path, h, nil)
+end
+
+local function write()
+  local kind = pick(WRITES)
+  local t = math.random(#tokens)
+  counter = counter + 1
+  if kind == 'favorite' then
+    local path = '/api/articles/' .. slugs[draw(slugCdf)] .. '/favorite'
+    if math.random() < 0.5 then
+      count('favorite')
+      return wrk.format('POST', path, authGet[t], nil)
+    end
+    count('unfavorite')
+    return wrk.format('DELETE', path, authGet[t], nil)
+  elseif kind == 'comment' then
+    count('comment')
+    local body = '{"comment":{"body":"A comment of the mixed traffic ' .. nonce .. ' ' .. tid .. ' ' .. counter .. '"}}'
+    return wrk.format('POST', '/api/articles/' .. slugs[draw(slugCdf)] .. '/comments', authJson[t], body)
+  end
+  count('create')
+  local a, b = draw(tagCdf), draw(tagCdf)
+  if b == a then b = (a % #tags) + 1 end
+  local title = 'Mix ' .. nonce .. ' ' .. tid .. ' ' .. counter .. ' ' .. math.random(1, 1000000000)
+  local body = '{"article":{"title":"' .. title .. '","description":"An article of the mixed traffic",' ..
+    '"body":"' .. text .. '","tagList":["' .. tags[a] .. '","' .. tags[b] .. '"]}}'
+  return wrk.format('POST', '/api/articles', authJson[t], body)
+end
+
+request = function()
+  if writeShare > 0 and math.random() < writeShare then return write() end
+  return read()
+end
+
+local function object(t)
+  local parts = {}
+  for k, v in pairs(t) do parts[#parts + 1] = string.format('"%s":%.0f', tostring(k), v) end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+
+extra_done = function()
+  local kinds, statuses, counted = {}, {}, false
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get('mix_counts') or {}) do kinds[k] = (kinds[k] or 0) + v end
+    for k, v in pairs(t:get('mix_statuses') or {}) do
+      statuses[k] = (statuses[k] or 0) + v
+      counted = true
+    end
+  end
+  io.write('WRK_MIX {"kinds":' .. object(kinds) .. ',"statuses":' .. (counted and object(statuses) or 'null') .. '}\\n')
+end
+`
+
+/**
+ * Defining response() makes wrk keep every response's headers and body for
+ * Lua, which costs the load generator time; only added where statuses are counted.
+ */
+const MIX_STATUSES = `
+response = function(status, headers, body)
+  mix_statuses[status] = (mix_statuses[status] or 0) + 1
+end
+`
+
+/** The mixed traffic's shape: shares of reads and of writes (%), the Zipf exponents. */
+export const MIX = {
+  reads: { list: 30, article: 25, comments: 8, tag: 10, author: 5, favorited: 4, feed: 10, profile: 4, tags: 4 },
+  writes: { favorite: 60, comment: 25, create: 15 },
+  /** % of all reads that carry a token; feeds always do, so the others do with (authPct - feed) / (100 - feed) */
+  authPct: 30,
+  zipf: { slug: 1.0, tag: 1.0, user: 1.0, page: 2.0 },
+  pageSize: 20,
+} as const
+
+/** Lua table of {kind, cumulative share} pairs. */
+function cumulative(shares: Record<string, number>): string {
+  const total = Object.values(shares).reduce((a, b) => a + b, 0)
+  let sum = 0
+  const rows = Object.entries(shares).map(([k, v]) => {
+    sum += v
+    return `{ ${JSON.stringify(k)}, ${sum === total ? 1 : sum / total} }`
+  })
+  return `{ ${rows.join(', ')} }`
+}
+
+function mixScript(countStatuses: boolean): string {
+  const feed = MIX.reads.feed
+  const authOther = (MIX.authPct - feed) / (100 - feed)
+  return (
+    MIX_LUA.replace('__READS__', cumulative(MIX.reads))
+      .replace('__WRITES__', cumulative(MIX.writes))
+      .replace('__AUTH_OTHER__', String(authOther))
+      .replace('__SLUG_S__', String(MIX.zipf.slug))
+      .replace('__TAG_S__', String(MIX.zipf.tag))
+      .replace('__USER_S__', String(MIX.zipf.user))
+      .replace('__PAGE_S__', String(MIX.zipf.page)) + (countStatuses ? MIX_STATUSES : '')
+  )
+}
+
 export type WrkScript =
   | { kind: 'fixed'; method: string; path: string; headers: Record<string, string>; body?: string }
   | { kind: 'unique'; path: string; token: string }
   | { kind: 'create'; token: string; tagList: string[] }
   | { kind: 'favorite'; slugsFile: string; tokens: string[] }
+  /** writePct: % of all requests that are writes; statuses: count responses per status in these phases */
+  | { kind: 'mix'; dataFile: string; writePct: number; seed: number; statuses: 'never' | 'warmup' | 'always' }
 
 let scriptCount = 0
 
@@ -147,6 +360,14 @@ function prepare(dir: string, s: WrkScript, phase: string): { file: string; args
       writeFileSync(file, FAVORITE + DONE)
       // the measured run starts where the warm-up cannot have reached
       return { file, args: [s.slugsFile, s.tokens.join(','), phase === 'w' ? '0' : '100000'] }
+    case 'mix': {
+      const count = s.statuses === 'always' || (s.statuses === 'warmup' && phase === 'w')
+      writeFileSync(file, mixScript(count) + DONE)
+      // the warm-up draws another sequence than the measured run (which the server and the bound share)
+      const seed = s.seed * 2 + (phase === 'w' ? 0 : 1)
+      const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex') + phase
+      return { file, args: [s.dataFile, String(s.writePct / 100), String(seed), nonce] }
+    }
   }
 }
 
@@ -185,6 +406,8 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const n = (k: string) => j[k] ?? 0
   const errors = { connect: n('connect'), read: n('read'), write: n('write'), timeout: n('timeout'), status: n('status') }
   const durationS = n('duration_us') / 1e6
+  const mixLine = r.stdout.split('\n').find((l) => l.startsWith('WRK_MIX '))
+  const mix = mixLine ? (JSON.parse(mixLine.slice('WRK_MIX '.length)) as WrkResult['mix']) : undefined
   return {
     requests: n('requests'),
     durationS,
@@ -194,6 +417,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     errors,
     errorCount: errors.connect + errors.read + errors.write + errors.timeout + errors.status,
     wrkCpuPct: durationS > 0 ? Math.round(r.cpuUs / (durationS * 1e6) * 1000) / 10 : 0,
+    ...(mix ? { mix } : {}),
   }
 }
 
