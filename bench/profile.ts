@@ -486,7 +486,7 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true })
 
   console.log('profile: building the profiling binary (bun build --compile --bytecode, not minified)')
-  const b = await run(['bun', 'build', '--compile', '--bytecode', 'src/main.ts', '--outfile', BINARY], { cwd: ROOT, timeoutMs: 300_000 })
+  const b = await run(['bun', 'build', '--compile', '--bytecode', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', BINARY], { cwd: ROOT, timeoutMs: 300_000 })
   if (b.code !== 0) throw new Error(`the build failed: ${b.stderr}`)
   const seeded = await seededDatabase(ROOT, BINARY, TMP, { articles: o.size, users: o.users, seed: o.seed })
   const db = workingCopy(seeded.file, join(RUN_DIR, 'work.db'))
