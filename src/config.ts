@@ -44,6 +44,12 @@ export interface Config {
   }
   requestTimeoutSeconds: number
   shutdownGraceMs: number
+  /** after SIGTERM, keep serving (readiness 503) this long before closing the listener */
+  shutdownDelayMs: number
+  /** processes serving one port (SO_REUSEPORT) and one database; 1 = this process serves */
+  workers: number
+  /** PostgreSQL only: this is the one process using the database (no change-log reads per request) */
+  singleInstance: boolean
 }
 
 export class ConfigError extends Error {}
@@ -66,6 +72,9 @@ export const defaults: Config = {
   registrationThrottle: { enabled: true, perAddress: 20, windowSeconds: 60 * 60 },
   requestTimeoutSeconds: 30,
   shutdownGraceMs: 4000,
+  shutdownDelayMs: 0,
+  workers: 1,
+  singleInstance: false,
 }
 
 type Env = Record<string, string | undefined>
@@ -113,6 +122,9 @@ export const environment = {
   REGISTRATION_THROTTLE_PER_ADDRESS: 'registrations per address in the window before 429 (default 20)',
   REGISTRATION_THROTTLE_WINDOW_SECONDS: 'window of the registration throttle (default 3600)',
   REQUEST_TIMEOUT_SECONDS: 'idle timeout of a request (default 30)',
+  WORKERS: 'processes serving one port and one database (default 1)',
+  SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
+  SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
 } as const
 
 export function loadConfig(env: Env = process.env): Config {
@@ -150,6 +162,9 @@ export function loadConfig(env: Env = process.env): Config {
     c.registrationThrottle.perAddress = integer('REGISTRATION_THROTTLE_PER_ADDRESS', s, 1, 1e6)
   if ((s = v('REGISTRATION_THROTTLE_WINDOW_SECONDS')))
     c.registrationThrottle.windowSeconds = integer('REGISTRATION_THROTTLE_WINDOW_SECONDS', s, 1, 7 * 24 * 3600)
+  if ((s = v('WORKERS'))) c.workers = integer('WORKERS', s, 1, 256)
+  if ((s = v('SHUTDOWN_DELAY_SECONDS'))) c.shutdownDelayMs = integer('SHUTDOWN_DELAY_SECONDS', s, 0, 600) * 1000
+  if ((s = v('SINGLE_INSTANCE'))) c.singleInstance = boolean('SINGLE_INSTANCE', s)
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
 }

@@ -12,6 +12,7 @@ import { migrate } from './db/sqlite/migrate.ts'
 import { createLogger } from './log.ts'
 import { NotEmptyError, SEED_PASSWORD, seedDatabase } from './db/seed.ts'
 import { serve } from './server.ts'
+import { supervise, WORKER_ENV } from './cluster.ts'
 
 const HELP = `conduit ${version} — the RealWorld "Conduit" API in one binary
 
@@ -52,10 +53,11 @@ const FLAGS = {
   seed: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
+  workers: { type: 'string' },
   debug: { type: 'boolean' },
 } as const
 /** The options that take a number: `--articles -5` reaches the range check instead of confusing parseArgs. */
-const NUMERIC = ['--port', '--users', '--articles', '--seed']
+const NUMERIC = ['--port', '--users', '--articles', '--seed', '--workers']
 
 /** What a failure message can name, filled in as main learns it. */
 const context: FailureContext = {}
@@ -82,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.port !== undefined) config.port = integer('--port', values.port, 0, 65535)
   if (values.host !== undefined) config.host = values.host
   if (values.db !== undefined) setDatabase(config, values.db)
+  if (values.workers !== undefined) config.workers = integer('--workers', values.workers, 1, 256)
   Object.assign(context, {
     databasePath: config.databaseUrl ? undefined : config.databasePath,
     databaseUrl: config.databaseUrl && redactUrl(config.databaseUrl),
@@ -94,8 +97,8 @@ async function main(argv: string[]): Promise<number> {
 
   switch (command) {
     case 'serve':
-      expectArgs(0, 'serve [--port N] [--host ADDR] [--db FILE]')
-      return runServer(config)
+      expectArgs(0, 'serve [--port N] [--host ADDR] [--db FILE|URL] [--workers N]')
+      return config.workers > 1 && !process.env[WORKER_ENV] ? supervise(config, createLogger(config.logFormat, config.logLevel)) : runServer(config)
     case 'migrate': {
       expectArgs(0, 'migrate [--db FILE|URL]')
       const { store, applied } = await openStore(config)

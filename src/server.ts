@@ -1,4 +1,5 @@
 import { type App, createApp } from './app.ts'
+import { WORKER_ENV } from './cluster.ts'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './db/sqlite/checkpointer.ts'
@@ -24,6 +25,7 @@ const MAINTENANCE_MS = 60_000
  * database is open and migrated; then serves the app.
  */
 export async function serve(config: Config, logger: Logger): Promise<Running> {
+  const worker = process.env[WORKER_ENV]
   let app: App | undefined
   const server = Bun.serve({
     port: config.port,
@@ -33,6 +35,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     // answers with the envelope, so Bun's own limit is set far above it.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: config.requestTimeoutSeconds,
+    // a worker of `serve --workers N` shares the port with its siblings
+    reusePort: worker !== undefined,
     fetch: (request, server) =>
       app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1' }),
     error(error) {
@@ -50,14 +54,16 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     await server.stop(true)
     throw e
   }
-  const checkpointer = store.backend === 'sqlite' ? sqliteCheckpointer(store as SqliteStore, config, logger) : undefined
+  // one checkpointer per database file: the single process, or worker 1
+  const checkpointer =
+    store.backend === 'sqlite' && (worker === undefined || worker === '1') ? sqliteCheckpointer(store as SqliteStore, config, logger) : undefined
   const maintenance = setInterval(() => {
     store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
   }, MAINTENANCE_MS)
   maintenance.unref()
 
   const url = `http://${config.host}:${server.port}`
-  logger.info('listening', { url, database: store.location })
+  logger.info('listening', { url, database: store.location, ...(worker ? { worker } : {}) })
 
   let stopping: Promise<void> | undefined
   return {
@@ -67,8 +73,10 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     shutdown(reason) {
       stopping ??= (async () => {
         logger.info('shutting down', { reason })
+        // readiness answers 503 from now on; behind a load balancer, keep serving while it notices
         app!.drain()
         clearInterval(maintenance)
+        if (config.shutdownDelayMs > 0) await Bun.sleep(config.shutdownDelayMs)
         const drained = server.stop(false).then(() => true)
         const timedOut = Bun.sleep(config.shutdownGraceMs).then(() => false)
         if (!(await Promise.race([drained, timedOut]))) {

@@ -14,7 +14,7 @@ export interface Opened {
 export async function openStore(config: Config): Promise<Opened> {
   if (config.databaseUrl) {
     const { openPostgres } = await import('./postgres/store.ts')
-    return openPostgres(config.databaseUrl, { poolMax: config.databasePoolMax, location: redactUrl(config.databaseUrl) })
+    return openPostgres(config.databaseUrl, { poolMax: config.databasePoolMax, location: redactUrl(config.databaseUrl), singleInstance: config.singleInstance })
   }
   const db = openDatabase(config.databasePath)
   try {

@@ -1,0 +1,97 @@
+import type { Subprocess } from 'bun'
+import type { Config } from './config.ts'
+import { openStore } from './db/open.ts'
+import type { Logger } from './log.ts'
+
+/** Set in a worker's environment: its number (1..N). Worker 1 also runs the SQLite checkpointer. */
+export const WORKER_ENV = 'CONDUIT_WORKER'
+
+/** A worker that dies sooner than this after starting counts as failing to start. */
+const STARTUP_MS = 5_000
+/** Consecutive failed starts after which the supervisor gives up. */
+const MAX_FAILED_STARTS = 5
+
+/**
+ * `conduit serve --workers N`: N processes of this same binary serving one
+ * port (SO_REUSEPORT: the kernel spreads connections over them) and one
+ * database. They behave as one service: every write is in the change log,
+ * each worker reads what the others changed before it answers from its
+ * caches, and the login throttle lives in the database.
+ *
+ * This process only supervises: it applies migrations once, checks that the
+ * port can be bound (one clear line if not), starts the workers, replaces one
+ * that dies, and on SIGTERM/SIGINT passes the signal on and waits for all of
+ * them to drain (each stops accepting, finishes what is in flight, closes).
+ */
+export async function supervise(config: Config, logger: Logger): Promise<number> {
+  const { store, applied } = await openStore(config)
+  if (applied.length) logger.info('database migrated', { database: store.location, versions: applied.join(',') })
+  await store.close()
+
+  // the port, bound once here: a taken port fails now, in one line; port 0 becomes one port for all
+  const probe = Bun.listen({ hostname: config.host, port: config.port, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+
+  const self = Bun.main.startsWith('/$bunfs') ? [process.execPath] : [process.execPath, Bun.main]
+  const workers = new Map<number, { proc: Subprocess; startedAt: number }>()
+  let failedStarts = 0
+  let stopping = false
+  let resolveDone: (code: number) => void = () => {}
+  const done = new Promise<number>((r) => (resolveDone = r))
+
+  const start = (id: number) => {
+    const proc = Bun.spawn({
+      cmd: [...self, 'serve'],
+      env: {
+        ...process.env,
+        [WORKER_ENV]: String(id),
+        PORT: String(port),
+        HOST: config.host,
+        DATABASE_URL: config.databaseUrl ?? config.databasePath,
+        LOG_LEVEL: config.logLevel,
+      },
+      stdin: 'ignore',
+      stdout: 'inherit',
+      stderr: 'inherit',
+    })
+    workers.set(id, { proc, startedAt: Date.now() })
+    void proc.exited.then((code) => {
+      const w = workers.get(id)
+      if (w?.proc !== proc) return
+      workers.delete(id)
+      if (stopping) {
+        if (workers.size === 0) resolveDone(0)
+        return
+      }
+      const quick = Date.now() - (w?.startedAt ?? 0) < STARTUP_MS
+      failedStarts = quick ? failedStarts + 1 : 0
+      logger.warn('worker exited; starting a new one', { worker: id, code: code ?? proc.signalCode ?? 'unknown' })
+      if (failedStarts >= MAX_FAILED_STARTS) {
+        logger.error('workers keep failing at start-up; stopping', { failedStarts })
+        stop('workers failing')
+        return
+      }
+      setTimeout(() => start(id), quick ? 1000 : 0)
+    })
+  }
+
+  const stop = (reason: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info('stopping workers', { reason, workers: workers.size })
+    if (workers.size === 0) resolveDone(failedStarts ? 1 : 0)
+    for (const { proc } of workers.values()) proc.kill('SIGTERM')
+    // each worker drains within the grace time; then they are made to stop
+    setTimeout(() => {
+      for (const { proc } of workers.values()) proc.kill('SIGKILL')
+    }, config.shutdownGraceMs + 3000).unref()
+  }
+
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  for (let id = 1; id <= config.workers; id++) start(id)
+  logger.info('supervising workers', { workers: config.workers, url: `http://${config.host}:${port}` })
+  const code = await done
+  return failedStarts >= MAX_FAILED_STARTS ? 1 : code
+}

@@ -1,0 +1,305 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { binaryDatabase, onPostgres } from './support/backend.ts'
+import { type RoundRobin, roundRobin } from './support/round-robin.ts'
+import { tcpProxy } from './support/tcp-proxy.ts'
+import { api, type ApiResponse, newCredentials, register, type Server, startServer, tempDir, type User, useBinary } from './e2e/support.ts'
+
+/**
+ * Two instances of the compiled binary on one database — two processes on one
+ * SQLite file, or two instances on one PostgreSQL database — behind a plain
+ * round-robin proxy: a write acknowledged by one is seen by the very next
+ * request, which the other serves, with every cache warm. Then conflicting
+ * writes sent to both at once, the shared login throttle, token revocation,
+ * and faults (one instance killed; the database going away).
+ */
+const binary = useBinary()
+const BACKEND = onPostgres ? 'PostgreSQL' : 'SQLite'
+
+async function twoInstances(extraEnv: Record<string, string> = {}) {
+  const db = await binaryDatabase()
+  const file = join(tempDir(), 'shared.db')
+  const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...(onPostgres ? db.env : { DATABASE_PATH: file }), ...extraEnv }
+  const a = await startServer(binary(), { env })
+  const b = await startServer(binary(), { env })
+  return { a, b, env, db }
+}
+
+describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, () => {
+  let a: Server
+  let b: Server
+  let lb: RoundRobin
+  beforeAll(async () => {
+    ;({ a, b } = await twoInstances())
+    lb = roundRobin([a.url, b.url])
+  }, 60_000)
+  afterAll(async () => {
+    lb?.stop()
+    await a?.stop()
+    await b?.stop()
+  })
+
+  /** Through the proxy: consecutive requests alternate between the instances. */
+  const call = (method: string, path: string, options: { token?: string; body?: unknown } = {}) => api(lb.url, method, path, options)
+  const ok = async (res: Promise<ApiResponse>, status = 200) => {
+    const r = await res
+    expect({ status: r.status, body: r.status === status ? 'ok' : r.body }).toEqual({ status, body: 'ok' })
+    return r.body
+  }
+  /** A read sent to BOTH instances first (so both caches are warm), then the write, then the read again on each. */
+  const both = (path: string, token?: string) => Promise.all([api(a.url, 'GET', path, { token }), api(b.url, 'GET', path, { token })])
+
+  test('the proxy alternates: a write and the next read land on different instances', async () => {
+    const before = lb.served.length
+    await call('GET', '/api/tags')
+    await call('GET', '/api/tags')
+    expect(new Set(lb.served.slice(before))).toEqual(new Set([a.url, b.url]))
+  })
+
+  test('every kind of write is seen by the other instance right after it is acknowledged, caches warm', async () => {
+    const [author, reader] = [await register(lb.url), await register(lb.url)]
+    // follow first; warm every cache on both instances
+    await ok(call('POST', `/api/profiles/${author.username}/follow`, { token: reader.token }))
+    const tag = `t${Date.now().toString(36)}`
+    const watched = ['/api/articles', `/api/articles?tag=${tag}`, `/api/articles?author=${author.username}`, '/api/tags', '/api/articles/feed']
+    for (const p of watched) await both(p, reader.token)
+
+    // new article (on one instance) -> lists, tag list, feed (the other)
+    const created = await ok(call('POST', '/api/articles', { token: author.token, body: { article: { title: `Spread ${tag}`, description: 'd', body: 'b', tagList: [tag] } } }), 201)
+    const slug = created.article.slug as string
+    for (const p of watched) {
+      for (const server of [a, b]) {
+        const res = await api(server.url, 'GET', p, { token: reader.token })
+        const seen = p === '/api/tags' ? res.body.tags.includes(tag) : res.body.articles.some((x: { slug: string }) => x.slug === slug)
+        expect({ p, server: server.url === a.url ? 'a' : 'b', seen }).toEqual({ p, server: server.url === a.url ? 'a' : 'b', seen: true })
+      }
+    }
+
+    // edit: title (new slug), body, tags
+    await both(`/api/articles/${slug}`, reader.token)
+    const edited = await ok(call('PUT', `/api/articles/${slug}`, { token: author.token, body: { article: { title: `Renamed ${tag}`, body: 'new body', tagList: ['other'] } } }))
+    for (const server of [a, b]) {
+      expect((await api(server.url, 'GET', `/api/articles/${slug}`)).status).toBe(404)
+      const now = await api(server.url, 'GET', `/api/articles/${edited.article.slug}`, { token: reader.token })
+      expect(now.body.article).toMatchObject({ body: 'new body', tagList: ['other'] })
+      expect((await api(server.url, 'GET', `/api/articles?tag=${tag}`)).body.articlesCount).toBe(0)
+    }
+    const newSlug = edited.article.slug as string
+
+    // favorite -> count and the favoriter's list
+    await both(`/api/articles/${newSlug}`, reader.token)
+    await both(`/api/articles?favorited=${reader.username}`)
+    await ok(call('POST', `/api/articles/${newSlug}/favorite`, { token: reader.token }))
+    for (const server of [a, b]) {
+      const art = await api(server.url, 'GET', `/api/articles/${newSlug}`, { token: reader.token })
+      expect(art.body.article).toMatchObject({ favorited: true, favoritesCount: 1 })
+      expect((await api(server.url, 'GET', `/api/articles?favorited=${reader.username}`)).body.articlesCount).toBe(1)
+    }
+
+    // comments: added, then deleted
+    await both(`/api/articles/${newSlug}/comments`)
+    const comment = await ok(call('POST', `/api/articles/${newSlug}/comments`, { token: reader.token, body: { comment: { body: 'hello' } } }))
+    for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${newSlug}/comments`)).body.comments).toHaveLength(1)
+    await ok(call('DELETE', `/api/articles/${newSlug}/comments/${comment.comment.id}`, { token: reader.token }), 204)
+    for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${newSlug}/comments`)).body.comments).toHaveLength(0)
+
+    // profile change -> profile and the author shown in articles
+    await both(`/api/profiles/${author.username}`, reader.token)
+    await ok(call('PUT', '/api/user', { token: author.token, body: { user: { bio: 'a new bio' } } }))
+    for (const server of [a, b]) {
+      expect((await api(server.url, 'GET', `/api/profiles/${author.username}`, { token: reader.token })).body.profile).toMatchObject({ bio: 'a new bio', following: true })
+      expect((await api(server.url, 'GET', `/api/articles/${newSlug}`)).body.article.author.bio).toBe('a new bio')
+    }
+
+    // unfollow -> the feed and the flag
+    await both('/api/articles/feed', reader.token)
+    await ok(call('DELETE', `/api/profiles/${author.username}/follow`, { token: reader.token }))
+    for (const server of [a, b]) {
+      expect((await api(server.url, 'GET', '/api/articles/feed', { token: reader.token })).body.articlesCount).toBe(0)
+      expect((await api(server.url, 'GET', `/api/profiles/${author.username}`, { token: reader.token })).body.profile.following).toBe(false)
+    }
+
+    // delete -> gone everywhere
+    await both(`/api/articles/${newSlug}`)
+    await both(`/api/articles?author=${author.username}`)
+    await ok(call('DELETE', `/api/articles/${newSlug}`, { token: author.token }), 204)
+    for (const server of [a, b]) {
+      expect((await api(server.url, 'GET', `/api/articles/${newSlug}`)).status).toBe(404)
+      expect((await api(server.url, 'GET', `/api/articles?author=${author.username}`)).body.articlesCount).toBe(0)
+    }
+  }, 60_000)
+
+  test('a password change revokes the old token on every instance at once', async () => {
+    const user = await register(lb.url)
+    for (const server of [a, b]) for (let i = 0; i < 2; i++) expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+    const changed = await api(a.url, 'PUT', '/api/user', { token: user.token, body: { user: { password: 'another password' } } })
+    expect(changed.status).toBe(200)
+    for (const server of [b, a]) {
+      expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(401)
+      expect((await api(server.url, 'GET', '/api/articles', { token: user.token })).status).toBe(401)
+      expect((await api(server.url, 'GET', '/api/user', { token: changed.body.user.token })).status).toBe(200)
+    }
+  })
+
+  test('failed logins spent on either instance come out of one budget', async () => {
+    const user = await register(lb.url)
+    for (let i = 0; i < 10; i++) {
+      const res = await call('POST', '/api/users/login', { body: { user: { email: user.email, password: `wrong-${i}-password` } } })
+      expect(res.status).toBe(401)
+    }
+    for (const server of [a, b]) {
+      const res = await api(server.url, 'POST', '/api/users/login', { body: { user: { email: user.email, password: user.password } } })
+      expect(res.status).toBe(429)
+    }
+  })
+
+  test('conflicting writes sent to both at once: one registration wins, counts exact, slugs distinct, no 5xx', async () => {
+    const creds = newCredentials('twin')
+    const regs = await Promise.all([a, b, a, b].map((s) => api(s.url, 'POST', '/api/users', { body: { user: creds } })))
+    expect(regs.map((r) => r.status).sort()).toEqual([201, 422, 422, 422])
+
+    const author = await register(lb.url)
+    const fans: User[] = []
+    for (let i = 0; i < 16; i++) fans.push(await register(lb.url))
+    const title = `Twin ${Date.now()}`
+    const made = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api((i % 2 ? a : b).url, 'POST', '/api/articles', { token: author.token, body: { article: { title, description: 'd', body: 'b' } } }),
+      ),
+    )
+    expect(made.map((r) => r.status)).toEqual(Array(8).fill(201))
+    const slugs = made.map((r) => r.body.article.slug as string)
+    expect(new Set(slugs).size).toBe(8)
+    const target = slugs[0]!
+    const favs = await Promise.all(fans.map((f, i) => api((i % 2 ? a : b).url, 'POST', `/api/articles/${target}/favorite`, { token: f.token })))
+    expect(favs.every((r) => r.status === 200)).toBe(true)
+    for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${target}`)).body.article.favoritesCount).toBe(16)
+    const unfavs = await Promise.all(fans.map((f, i) => api((i % 2 ? b : a).url, 'DELETE', `/api/articles/${target}/favorite`, { token: f.token })))
+    expect(unfavs.every((r) => r.status === 200)).toBe(true)
+    for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${target}`)).body.article.favoritesCount).toBe(0)
+  }, 60_000)
+})
+
+describe(`faults with two instances on one ${BACKEND} database`, () => {
+  test('one instance killed under load: the other answers without errors; the killed one comes back with fresh data', async () => {
+    const { a, b, env } = await twoInstances()
+    let survivor: Server = b
+    try {
+      const user = await register(a.url)
+      const made = await api(a.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'Before the kill', description: 'd', body: 'b' } } })
+      expect(made.status).toBe(201)
+      for (let i = 0; i < 3; i++) await api(a.url, 'GET', '/api/articles', { token: user.token }) // warm a's caches
+      // mixed load on b while a is killed
+      let errors = 0
+      let done = 0
+      let stop = false
+      const load = (async () => {
+        for (let i = 0; !stop; i++) {
+          const res =
+            i % 5 === 0
+              ? await api(b.url, 'POST', `/api/articles/${made.body.article.slug}/comments`, { token: user.token, body: { comment: { body: `c${i}` } } })
+              : await api(b.url, 'GET', i % 2 ? '/api/articles' : `/api/articles/${made.body.article.slug}/comments`, { token: user.token })
+          if (res.status >= 300) errors++
+          done++
+        }
+      })()
+      await Bun.sleep(300)
+      const killed = await a.stop('SIGKILL')
+      expect(killed.signal).toBe('SIGKILL')
+      // while it is down, the other one writes
+      const during = await api(b.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'While a was down', description: 'd', body: 'b' } } })
+      expect(during.status).toBe(201)
+      await Bun.sleep(300)
+      stop = true
+      await load
+      expect({ errors, done: done > 10 }).toEqual({ errors: 0, done: true })
+      // a comes back on the same database and serves what changed meanwhile
+      const back = await startServer(binary(), { env, dir: a.dir })
+      survivor = back
+      const list = await api(back.url, 'GET', '/api/articles', { token: user.token })
+      expect(list.body.articles.map((x: { title: string }) => x.title)).toContain('While a was down')
+      await back.stop()
+    } finally {
+      await b.stop()
+      if (survivor !== b) await survivor.stop()
+    }
+  }, 60_000)
+
+  test.skipIf(!onPostgres)('the database going away and coming back: both answer 503 meanwhile, then recover with nothing stale', async () => {
+    const db = await binaryDatabase()
+    const url = new URL(db.env.DATABASE_URL!)
+    const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
+    const viaProxy = new URL(url)
+    viaProxy.host = `127.0.0.1:${proxy.port}`
+    // a reaches the database through the proxy, b directly
+    const a = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: viaProxy.toString() } })
+    const b = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString() } })
+    try {
+      const user = await register(b.url)
+      for (let i = 0; i < 2; i++) expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).body.articlesCount).toBe(0)
+      proxy.down()
+      expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).status).toBe(503)
+      expect((await api(a.url, 'GET', '/ready')).status).toBe(503)
+      // the database lives on: b writes while a cannot see it
+      expect((await api(b.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'During', description: 'd', body: 'b' } } })).status).toBe(201)
+      proxy.up()
+      let res: ApiResponse | undefined
+      for (let i = 0; i < 50; i++) {
+        res = await api(a.url, 'GET', '/api/articles', { token: user.token })
+        if (res.status === 200) break
+        await Bun.sleep(200)
+      }
+      expect(res!.status).toBe(200)
+      expect(res!.body.articlesCount).toBe(1)
+    } finally {
+      await a.stop()
+      await b.stop()
+      proxy.close()
+    }
+  }, 60_000)
+})
+
+/** The child processes of `pid` (from /proc). */
+async function children(pid: number): Promise<number[]> {
+  const out = await Bun.$`pgrep -P ${pid}`.nothrow().quiet()
+  return out.stdout.toString().split('\n').filter(Boolean).map(Number)
+}
+
+describe(`conduit serve --workers 2 (${BACKEND})`, () => {
+  test('two workers on one port: a dead worker is replaced, SIGTERM stops them all gracefully', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env }, args: ['serve', '--workers', '2'] })
+    try {
+      let workers: number[] = []
+      for (let i = 0; i < 50 && workers.length < 2; i++) {
+        workers = await children(server.proc.pid)
+        if (workers.length < 2) await Bun.sleep(100)
+      }
+      expect(workers).toHaveLength(2)
+      const user = await register(server.url)
+      for (let i = 0; i < 6; i++) expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+
+      process.kill(workers[0]!, 'SIGKILL')
+      let replaced: number[] = []
+      for (let i = 0; i < 60; i++) {
+        replaced = await children(server.proc.pid)
+        if (replaced.length === 2 && !replaced.includes(workers[0]!)) break
+        await Bun.sleep(100)
+      }
+      expect(replaced).toHaveLength(2)
+      expect(replaced).not.toContain(workers[0]!)
+      // every connection lands on a live worker; writes by one are read by the other
+      for (let i = 0; i < 10; i++) {
+        const made = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: `w${i}`, description: 'd', body: 'b' } } })
+        expect(made.status).toBe(201)
+        expect((await api(server.url, 'GET', `/api/articles/${made.body.article.slug}`)).status).toBe(200)
+      }
+
+      const stopped = await server.stop('SIGTERM')
+      expect(stopped).toMatchObject({ code: 0, timedOut: false })
+      for (const pid of replaced) expect(await Bun.$`kill -0 ${pid}`.nothrow().quiet().then((r) => r.exitCode)).not.toBe(0)
+    } finally {
+      if (server.proc.exitCode === null) await server.stop('SIGKILL')
+    }
+  }, 60_000)
+})
