@@ -296,7 +296,8 @@ async function main(): Promise<number> {
   server.kill('SIGTERM')
   const stopped = await Promise.race([server.exited.then(() => true), Bun.sleep(10_000).then(() => false)])
   if (!stopped) server.kill('SIGKILL')
-  const dbSize = statSync(db).size
+  // (on PostgreSQL the data is in the server, not in a file here)
+  const dbSize = process.env.DATABASE_URL ? undefined : statSync(db).size
 
   // ------------------------------------------------------------------ report
   const kinds = [...latencies.keys()].sort()
@@ -315,7 +316,7 @@ async function main(): Promise<number> {
       `idle after the load ${mib(rssIdle)}, peak ${mib(rssPeak)}; limit for the end: ${mib(growthLimit(rssBaseline))}`,
   )
   console.log(`RSS samples (MiB): ${samples.map((s) => (s.rss / MIB).toFixed(0)).join(' ')}`)
-  console.log(`database: ${mib(dbSize)}; server stopped ${stopped ? 'cleanly' : 'by SIGKILL'} (exit ${server.exitCode ?? server.signalCode})`)
+  console.log(`database: ${dbSize === undefined ? 'PostgreSQL' : mib(dbSize)}; server stopped ${stopped ? 'cleanly' : 'by SIGKILL'} (exit ${server.exitCode ?? server.signalCode})`)
 
   let failed = false
   if (errors.length) {

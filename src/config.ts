@@ -16,6 +16,8 @@ export interface Config {
   databaseUrl: string | undefined
   /** PostgreSQL connections per process */
   databasePoolMax: number
+  /** PostgreSQL: named prepared statements (false behind PgBouncer in transaction mode) */
+  databasePrepare: boolean
   /** HS256 signing secret; when undefined one is generated and kept in the database. */
   jwtSecret: string | undefined
   tokenTtlSeconds: number
@@ -60,6 +62,7 @@ export const defaults: Config = {
   databasePath: './conduit.db',
   databaseUrl: undefined,
   databasePoolMax: 10,
+  databasePrepare: true,
   jwtSecret: undefined,
   tokenTtlSeconds: 30 * 24 * 3600,
   corsOrigins: '*',
@@ -107,6 +110,7 @@ export const environment = {
   DATABASE_URL: 'postgres://user:pass@host:port/db selects PostgreSQL; anything else is a SQLite file path',
   DATABASE_PATH: 'SQLite database file (default ./conduit.db)',
   DATABASE_POOL_MAX: 'PostgreSQL connections per process (default 10)',
+  DATABASE_PREPARED_STATEMENTS: 'PostgreSQL: false behind PgBouncer in transaction mode (default true)',
   JWT_SECRET: 'token signing secret, at least 32 characters (default: generated and kept in the database)',
   JWT_TTL_SECONDS: 'token lifetime in seconds (default 2592000 = 30 days)',
   CORS_ORIGINS: 'comma-separated allowed origins, or * (default *)',
@@ -139,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('DATABASE_PATH'))) c.databasePath = s
   if ((s = v('DATABASE_URL'))) setDatabase(c, s)
   if ((s = v('DATABASE_POOL_MAX'))) c.databasePoolMax = integer('DATABASE_POOL_MAX', s, 1, 1000)
+  if ((s = v('DATABASE_PREPARED_STATEMENTS'))) c.databasePrepare = boolean('DATABASE_PREPARED_STATEMENTS', s)
   if ((s = v('JWT_SECRET'))) {
     if (s.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters')
     c.jwtSecret = s

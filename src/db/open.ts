@@ -14,7 +14,12 @@ export interface Opened {
 export async function openStore(config: Config): Promise<Opened> {
   if (config.databaseUrl) {
     const { openPostgres } = await import('./postgres/store.ts')
-    return openPostgres(config.databaseUrl, { poolMax: config.databasePoolMax, location: redactUrl(config.databaseUrl), singleInstance: config.singleInstance })
+    return openPostgres(config.databaseUrl, {
+      poolMax: config.databasePoolMax,
+      prepare: config.databasePrepare,
+      location: redactUrl(config.databaseUrl),
+      singleInstance: config.singleInstance,
+    })
   }
   const db = openDatabase(config.databasePath)
   try {
