@@ -192,12 +192,14 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
  * The router finds the path after the 11th character of the URL (past
  * `http://` and a 4-character host); a shorter Host header (`Host: a`)
  * would make it route one path while the log and the security headers see
- * another. Such a request is answered for the path it names, under a
- * canonical host.
+ * another, and a request without any Host header (HTTP/1.0, as some health
+ * checkers send) has a bare path for a URL. Such a request is answered for
+ * the path it names, under a canonical host.
  */
 function canonicalRequest(request: Request): Request {
   const url = request.url
-  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const scheme = url.indexOf('://')
+  const start = scheme < 0 ? 0 : url.indexOf('/', scheme + 3)
   if (start >= 11) return request
   return new Request(`http://localhost${start < 0 ? '/' : url.slice(start)}`, request)
 }

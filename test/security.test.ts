@@ -251,3 +251,37 @@ describe('ids', () => {
     ])
   })
 })
+
+describe('requests without a Host header (HTTP/1.0, as health checkers send them)', () => {
+  test('are answered for the path they name', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conduit-nohost-'))
+    const database = await binaryDatabase()
+    const running = await serve(testConfig({ ...cheap, port: 0, host: '127.0.0.1', databasePath: join(dir, 'c.db'), databaseUrl: database.env.DATABASE_URL }), silentLogger)
+    try {
+      const port = Number(new URL(running.url).port)
+      const raw = (request: string) =>
+        new Promise<string>((resolve) => {
+          let text = ''
+          void Bun.connect({
+            hostname: '127.0.0.1',
+            port,
+            socket: {
+              open: (s) => void s.write(request),
+              data: (_s, d) => void (text += d.toString()),
+              close: () => resolve(text),
+            },
+          })
+          setTimeout(() => resolve(text), 3000)
+        })
+      const ready = await raw('GET /ready HTTP/1.0\r\n\r\n')
+      expect(ready.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+      expect(ready).toContain('{"status":"ready"}')
+      const tags = await raw('GET /api/tags HTTP/1.0\r\n\r\n')
+      expect(tags.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+      expect(tags).toContain('{"tags":[]}')
+    } finally {
+      await running.shutdown('test')
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 20_000)
+})
