@@ -121,7 +121,7 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
           RETURNING id`
         const tags = a.tagList ?? []
         if (tags.length) await setTags(tx, id, tags, false)
-        changed(articleCreated(author.usernameKey, tags))
+        changed(articleCreated(author, tags))
         return written(tx, id, author.id)
       }),
     update: (viewer: Writer, slug: string, c: ArticleChanges) =>

@@ -9,6 +9,9 @@ import { type ArticleParts, articleJson, articleParts } from './present.ts'
 import { profileHead } from '../profiles/present.ts'
 import type { WrittenArticle } from './store.ts'
 
+/** A feed depends on the new articles of each followed author, up to this many authors; beyond, on every new article. */
+const MAX_FEED_AUTHOR_KEYS = 200
+
 /** What a list page depends on besides its items: its filters' lists (see src/cache/keys.ts). */
 function pageDeps(filters: ListFilters): string[] {
   const deps: string[] = [keys.anyList]
@@ -62,8 +65,34 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     return built
   }
 
-  /** A page as the list JSON seen by `viewer` (0: anonymous). */
+  /**
+   * A page as the list JSON seen by `viewer` from cached parts alone,
+   * synchronously; undefined when any part is not cached (then `render`
+   * reads what is missing).
+   */
+  function compose(p: Built<PageIds>, viewer: number): Built<string> | undefined {
+    const flags = profiles.cachedFlags(viewer)
+    if (flags === undefined || flags.favorites === null) return undefined
+    const { ids, total } = p.value
+    const deps = p.deps.slice()
+    if (viewer) deps.push(keys.viewer(viewer))
+    let out = ''
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!
+      const a = caches.items.get(id)
+      if (a === undefined) return undefined
+      const head = caches.authors.get(a.authorId)
+      if (head === undefined) return undefined
+      out += `${i ? ',' : ''}${articleJson(a, head, flags.favorites.has(id), flags.followees.has(a.authorId))}`
+      deps.push(keys.article(id), keys.user(a.authorId))
+    }
+    return { value: `{"articles":[${out}],"articlesCount":${total}}`, deps }
+  }
+
+  /** A page as the list JSON seen by `viewer` (0: anonymous), reading the parts the caches miss. */
   async function render(p: Built<PageIds>, viewer: number): Promise<Built<string>> {
+    const composed = compose(p, viewer)
+    if (composed) return composed
     const { ids, total } = p.value
     const deps = [...p.deps]
     if (viewer) deps.push(keys.viewer(viewer))
@@ -98,24 +127,58 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     return a
   }
 
+  const listKey = (filters: ListFilters, p: Page) => `${filterKey(filters)}|${p.limit}|${p.offset}`
+  const feedKey = (viewer: number, p: Page) => `feed|${viewer}|${p.limit}|${p.offset}`
+
+  /** The single article JSON from cached parts alone, or undefined. */
+  function composeArticle(id: number, authorId: number, viewer: number): Built<string> | undefined {
+    const parts = caches.articles.get(id)
+    const head = caches.authors.get(authorId)
+    const flags = profiles.cachedFlags(viewer)
+    if (parts === undefined || head === undefined || flags === undefined || flags.favorites === null) return undefined
+    const deps = [keys.article(id), keys.user(authorId)]
+    if (viewer) deps.push(keys.viewer(viewer))
+    return { value: `{"article":${articleJson(parts, head, flags.favorites.has(id), flags.followees.has(authorId))}}`, deps }
+  }
+
   return {
     bySlug,
 
-    /** GET /api/articles */
-    async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<string>> {
-      const key = `${filterKey(filters)}|${p.limit}|${p.offset}`
-      return render(await page(key, pageDeps(filters), () => store.lists.page(filters, p)), viewer)
+    /** GET /api/articles from cached parts alone (synchronously), or undefined. */
+    cachedList(filters: ListFilters, p: Page, viewer: number): Built<string> | undefined {
+      const ids = caches.pages.getBuilt(listKey(filters, p))
+      return ids && compose(ids, viewer)
+    },
+    /** GET /api/articles/feed from cached parts alone, or undefined. */
+    cachedFeed(p: Page, viewer: number): Built<string> | undefined {
+      const ids = caches.pages.getBuilt(feedKey(viewer, p))
+      return ids && compose(ids, viewer)
+    },
+    /** GET /api/articles/:slug from cached parts alone, or undefined. */
+    cachedArticle(slug: string, viewer: number): Built<string> | undefined {
+      const a = caches.slugs.get(slug)
+      return a && composeArticle(a.id, a.author_id, viewer)
     },
 
-    /** GET /api/articles/feed */
+    /** GET /api/articles */
+    async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<string>> {
+      return render(await page(listKey(filters, p), pageDeps(filters), () => store.lists.page(filters, p)), viewer)
+    },
+
+    /** GET /api/articles/feed: depends on the viewer's follows and on new articles of whom they follow. */
     async feed(p: Page, viewer: number): Promise<Built<string>> {
-      const deps = [keys.anyList, keys.newest, keys.viewer(viewer)]
-      return render(await page(`feed|${viewer}|${p.limit}|${p.offset}`, deps, () => store.lists.feed(viewer, p)), viewer)
+      const flags = await profiles.flags(viewer)
+      const deps = [keys.anyList, keys.viewer(viewer)]
+      if (flags.followees.size <= MAX_FEED_AUTHOR_KEYS) for (const id of flags.followees) deps.push(keys.articlesBy(id))
+      else deps.push(keys.newest)
+      return render(await page(feedKey(viewer, p), deps, () => store.lists.feed(viewer, p)), viewer)
     },
 
     /** GET /api/articles/:slug */
     async article(slug: string, viewer: number): Promise<Built<string>> {
       const { id, author_id } = await bySlug(slug)
+      const composed = composeArticle(id, author_id, viewer)
+      if (composed) return composed
       let parts = caches.articles.get(id)
       if (parts === undefined) {
         const at = clock()

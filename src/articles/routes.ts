@@ -1,11 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin, type Tokens, type Viewer } from '../auth/plugin.ts'
-import { unprocessable } from '../errors.ts'
 import { noContent, rawJson } from '../http/respond.ts'
 import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
 import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
-import { usernameKey } from '../users/username.ts'
-import type { ListFilters } from './list-store.ts'
 import { type ArticleReads, writtenJson } from './reads.ts'
 import type { ArticleStore } from './store.ts'
 import {
@@ -20,27 +17,7 @@ import {
 } from './schemas.ts'
 
 const tags = ['Articles']
-const MAX_LIMIT = 100
-const PAGE_PARAMS: ReadonlySet<string> = new Set(['limit', 'offset'])
-const LIST_PARAMS: ReadonlySet<string> = new Set(['tag', 'author', 'favorited', 'limit', 'offset'])
-/** Values one filter may take at once: each is an index walk, and a page merges them. */
-export const MAX_FILTER_VALUES = 10
-const asList = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
-function filtersOf(q: { tag?: string | string[]; author?: string | string[]; favorited?: string | string[] }): ListFilters {
-  const f = { tag: asList(q.tag), author: asList(q.author), favorited: asList(q.favorited) }
-  const tooMany = Object.entries(f).filter(([, v]) => v.length > MAX_FILTER_VALUES)
-  if (tooMany.length) {
-    throw unprocessable(Object.fromEntries(tooMany.map(([k]) => [k, [`has too many values (maximum is ${MAX_FILTER_VALUES})`]])))
-  }
-  // a value with U+0000 names nothing that can be stored: it matches nothing, as '' does
-  const named = (v: string) => (v.includes('\u0000') ? '' : v)
-  return { tag: f.tag.map(named), author: f.author.map((v) => usernameKey(named(v))), favorited: f.favorited.map((v) => usernameKey(named(v))) }
-}
-const page = (q: { limit?: string; offset?: string }) => ({
-  limit: Math.min(Number(q.limit ?? 20), MAX_LIMIT),
-  // past the end is an empty page, however far
-  offset: Math.min(Number(q.offset ?? 0), Number.MAX_SAFE_INTEGER),
-})
+import { filtersOf, LIST_PARAMS, page, PAGE_PARAMS } from './query.ts'
 
 /** Articles, the feed and favorites. */
 interface Deps {

@@ -132,7 +132,7 @@ export function sqliteArticles(db: Database, changes: SqliteChanges): ArticleSto
         const { id } = insert.get({ slug, title: a.title, description: a.description, body: a.body, author: author.id, now: Date.now() })!
         const tags = a.tagList ?? []
         if (tags.length) setTags(id, tags, false)
-        changed(articleCreated(author.usernameKey, tags))
+        changed(articleCreated(author, tags))
         return written(id, author.id)
       }),
     update: (viewer: Writer, slug: string, c: ArticleChanges) =>

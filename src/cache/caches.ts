@@ -28,7 +28,7 @@ export interface VerifiedToken {
 
 /**
  * Every cache of one app, each bounded by entries and bytes (keys included).
- * The byte budgets add up to about 90 MB, so a busy process stays within
+ * The byte budgets add up to about 70 MB, so a busy process stays within
  * 150 MB of memory. All of them are exact: each value records what it was
  * built from (see versions.ts).
  */
@@ -37,14 +37,14 @@ export function createCaches(versions: Versions, scale = 1) {
     new DepCache<K, V>(versions, Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, mb * MB * scale), weigh)
   return {
     versions,
-    /** finished bodies of successful GETs, per viewer and URL */
-    responses: cache<string, Uint8Array>(20_000, 32),
+    /** finished bodies of successful anonymous GETs, per URL */
+    responses: cache<string, Uint8Array>(8_000, 16),
     /** a page's article ids and count, per filter and page (viewer-independent) */
     pages: cache<string, PageIds>(20_000, 6, (p) => 24 + p.ids.length * 8),
     /** list items without body, per article */
-    items: cache<number, ArticleParts>(40_000, 20, (p) => p.head.length * 2 + 48),
+    items: cache<number, ArticleParts>(40_000, 14, (p) => p.head.length * 2 + 48),
     /** whole articles (with body), per article */
-    articles: cache<number, ArticleParts>(5_000, 16, (p) => p.head.length * 2 + 48),
+    articles: cache<number, ArticleParts>(8_000, 10, (p) => p.head.length * 2 + 48),
     /** slug -> article id and author */
     slugs: cache<string, { id: number; author_id: number }>(40_000, 6, () => 48),
     /** an author's profile up to `following`, per user */

@@ -13,8 +13,8 @@
  * - comment added / deleted: that article's comment list;
  * - profile edit: that user (profiles, author parts, tokens); a new username
  *   also the author and favorited lists under both names;
- * - new article: the newest-first list, feeds, its author's and its tags'
- *   lists, the tag list;
+ * - new article: the newest-first list, its author's followers' feeds, its
+ *   author's and its tags' lists, the tag list;
  * - article edit: the article; changed tags also those tags' lists and the
  *   tag list;
  * - article deleted: the article, its comments, and every list (it may sit in
@@ -27,8 +27,10 @@ export const keys = {
   /** a viewer's follows and favorites: the flags they see, their feed */
   viewer: (id: number) => `v${id}`,
   comments: (articleId: number) => `c${articleId}`,
-  /** the newest-first list of all articles, and every feed */
+  /** the newest-first list of all articles */
   newest: 'l',
+  /** the articles of one author (by id): the feeds of their followers */
+  articlesBy: (authorId: number) => `f${authorId}`,
   /** every list of articles (a deletion may touch any of them) */
   anyList: 'L',
   byTag: (tag: string) => `lt:${tag}`,
@@ -38,8 +40,8 @@ export const keys = {
 } as const
 
 /** The keys a new article changes. */
-export function articleCreated(authorKey: string, tags: readonly string[]): string[] {
-  return [keys.newest, keys.byAuthor(authorKey), keys.tags, ...tags.map(keys.byTag)]
+export function articleCreated(author: { id: number; usernameKey: string }, tags: readonly string[]): string[] {
+  return [keys.newest, keys.articlesBy(author.id), keys.byAuthor(author.usernameKey), keys.tags, ...tags.map(keys.byTag)]
 }
 
 /** The keys an article edit changes; `tagsChanged`: tags removed or added. */

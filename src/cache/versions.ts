@@ -24,7 +24,7 @@ export class Versions {
   private floor = 0
   private readonly bumped = new Map<string, number>()
 
-  constructor(private readonly maxKeys = 200_000) {}
+  constructor(private readonly maxKeys = 50_000) {}
 
   /** Marks `keys` as changed now. `*` invalidates everything. */
   bump(keys: Iterable<string>): void {

@@ -6,10 +6,13 @@ const encoder = new TextEncoder()
 export const NO_PARAMS: ReadonlySet<string> = new Set()
 
 /**
- * Finished bodies of successful GETs (article lists, articles, comments,
- * profiles, tags), per viewer and path with query, kept UTF-8 encoded and
- * ready to send. Each remembers what it was built from and is dropped exactly
- * when one of those parts changes (see src/cache/versions.ts).
+ * Finished bodies of successful anonymous GETs (article lists, articles,
+ * comments, profiles, tags), per path with query, kept UTF-8 encoded and
+ * ready to send: anonymous readers share them. A signed-in viewer's answer is
+ * composed from the cached parts each time (their flags differ; keeping a
+ * copy per viewer and URL would fill memory for little). Each remembers what
+ * it was built from and is dropped exactly when one of those parts changes
+ * (see src/cache/versions.ts).
  */
 export class ResponseCache {
   constructor(private readonly caches: Caches) {}
@@ -24,28 +27,36 @@ export class ResponseCache {
     url: string,
     params: ReadonlySet<string>,
     build: (viewer: number) => Promise<Built<string>>,
-  ): Promise<Uint8Array> {
-    const id = viewer?.id ?? 0
-    const key = cacheKey(id, url)
+  ): Promise<Uint8Array | string> {
+    if (viewer) return (await build(viewer.id)).value
+    const key = cacheKey(url)
     const hit = this.caches.responses.get(key)
     if (hit) return hit
     const at = this.caches.versions.clock
-    const built = await build(id)
+    const built = await build(0)
+    if (!onlyParams(url, params)) return built.value
     const bytes = encoder.encode(built.value)
-    if (onlyParams(url, params)) this.caches.responses.set(key, { value: bytes, deps: built.deps }, at)
+    this.caches.responses.set(key, { value: bytes, deps: built.deps }, at)
     return bytes
   }
 
-  /** The cached body, if any and still valid, without building it. */
-  peek(viewer: number, url: string): Uint8Array | undefined {
-    return this.caches.responses.get(cacheKey(viewer, url))
+  /** The anonymous body at `url`, if cached and still valid. */
+  peek(url: string): Uint8Array | undefined {
+    return this.caches.responses.get(cacheKey(url))
+  }
+
+  /** Keeps an anonymous body composed just now (all its parts valid at this moment); returns it encoded. */
+  keep(url: string, built: Built<string>): Uint8Array {
+    const bytes = encoder.encode(built.value)
+    this.caches.responses.set(cacheKey(url), { value: bytes, deps: built.deps }, this.caches.versions.clock)
+    return bytes
   }
 }
 
-/** Keyed by viewer and path with query: the Host header names no different content. */
-function cacheKey(viewer: number, url: string): string {
+/** Keyed by path with query: the Host header names no different content. */
+function cacheKey(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
-  return `${viewer} ${start < 0 ? '/' : url.slice(start)}`
+  return start < 0 ? '/' : url.slice(start)
 }
 
 function onlyParams(url: string, params: ReadonlySet<string>): boolean {

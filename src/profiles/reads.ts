@@ -39,6 +39,9 @@ export function profileReads(store: Store, caches: Caches) {
     return out
   }
 
+  /** The viewer's flags if cached (anonymous: none), without reading. */
+  const cachedFlags = (viewer: number): ViewerFlags | undefined => (viewer === 0 ? NO_FLAGS : caches.viewers.get(viewer))
+
   /** Whom `viewer` follows and what they favorited (0: anonymous, no flags). */
   async function flags(viewer: number): Promise<ViewerFlags> {
     if (viewer === 0) return NO_FLAGS
@@ -71,14 +74,27 @@ export function profileReads(store: Store, caches: Caches) {
     return u
   }
 
+  /** The profile JSON from cached parts alone, or undefined. */
+  function composeProfile(username: string, viewer: number): Built<string> | undefined {
+    const u = caches.profiles.get(usernameKey(username))
+    const f = cachedFlags(viewer)
+    if (u === undefined || f === undefined) return undefined
+    const deps = viewer ? [keys.user(u.id), keys.viewer(viewer)] : [keys.user(u.id)]
+    return { value: `{"profile":${profileJson(profileHead(u), f.followees.has(u.id))}}`, deps }
+  }
+
   return {
     rememberAuthor,
     authorHeads,
+    cachedFlags,
+    cachedProfile: composeProfile,
     flags,
     favoritedAmong,
     byName,
     /** GET /api/profiles/:username as JSON. */
     async profile(username: string, viewer: number): Promise<Built<string>> {
+      const composed = composeProfile(username, viewer)
+      if (composed) return composed
       const u = await byName(username)
       const f = await flags(viewer)
       const deps = viewer ? [keys.user(u.id), keys.viewer(viewer)] : [keys.user(u.id)]

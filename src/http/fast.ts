@@ -1,0 +1,59 @@
+import type { ArticleReads } from '../articles/reads.ts'
+import { LIST_PARAMS, PAGE_PARAMS, plainListQuery } from '../articles/query.ts'
+import type { Built } from '../cache/cache.ts'
+import type { CommentReads } from '../comments/reads.ts'
+import type { ProfileReads } from '../profiles/reads.ts'
+
+interface Reads {
+  articles: ArticleReads
+  comments: CommentReads
+  profiles: ProfileReads
+}
+
+const ARTICLE = /^\/api\/articles\/([^/]+)$/
+const COMMENTS = /^\/api\/articles\/([^/]+)\/comments$/
+const PROFILE = /^\/api\/profiles\/([^/]+)$/
+
+const segment = (raw: string): string | undefined => {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The GET answers that need no database read: composed, synchronously, from
+ * parts the caches hold (page ids, articles, authors, the viewer's flags),
+ * before the framework builds a request context. Whatever is unusual (an
+ * unknown parameter, a value to check, a part not cached, an error to
+ * answer) is left to the routes: `undefined`.
+ *
+ * `path` is the URL's path, `search` its query without `?`.
+ */
+export function fastGet(reads: Reads, path: string, search: string, viewer: number): Built<string> | undefined {
+  if (path === '/api/articles') {
+    const q = plainListQuery(search, LIST_PARAMS)
+    return q && reads.articles.cachedList(q.filters, q.page, viewer)
+  }
+  if (path === '/api/articles/feed') {
+    if (viewer === 0) return undefined
+    const q = plainListQuery(search, PAGE_PARAMS)
+    return q && reads.articles.cachedFeed(q.page, viewer)
+  }
+  if (search.length) return undefined
+  let m = ARTICLE.exec(path)
+  if (m) {
+    const slug = segment(m[1]!)
+    return slug === undefined ? undefined : reads.articles.cachedArticle(slug, viewer)
+  }
+  if ((m = COMMENTS.exec(path))) {
+    const slug = segment(m[1]!)
+    return slug === undefined ? undefined : reads.comments.cachedList(slug, viewer)
+  }
+  if ((m = PROFILE.exec(path))) {
+    const name = segment(m[1]!)
+    return name === undefined ? undefined : reads.profiles.cachedProfile(name, viewer)
+  }
+  return undefined
+}
