@@ -2,7 +2,10 @@ import { describe, expect, test } from 'bun:test'
 import { type App, createApp } from '../src/app.ts'
 import { signToken } from '../src/auth/jwt.ts'
 import { DepCache } from '../src/cache/cache.ts'
+import { SlabCache } from '../src/cache/slab.ts'
+import { mulberry32 } from '../src/random.ts'
 import { createCaches } from '../src/cache/caches.ts'
+import { keys } from '../src/cache/keys.ts'
 import { Versions } from '../src/cache/versions.ts'
 import { migrate } from '../src/db/sqlite/migrate.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
@@ -98,12 +101,12 @@ describe('DepCache', () => {
   test('drops exactly the values whose dependencies changed', () => {
     const versions = new Versions()
     const cache = new DepCache<string, string>(versions, 100, 1 << 20)
-    cache.set('x', { value: 'one', deps: ['a1'] }, versions.clock)
-    cache.set('y', { value: 'two', deps: ['a2', 'u1'] }, versions.clock)
-    versions.bump(['a1'])
+    cache.set('x', { value: 'one', deps: [keys.article(1)] }, versions.clock)
+    cache.set('y', { value: 'two', deps: [keys.article(2), keys.user(1)] }, versions.clock)
+    versions.bump([keys.article(1)])
     expect(cache.get('x')).toBeUndefined()
     expect(cache.get('y')).toBe('two')
-    versions.bump(['u1'])
+    versions.bump([keys.user(1)])
     expect(cache.get('y')).toBeUndefined()
   })
 
@@ -111,17 +114,17 @@ describe('DepCache', () => {
     const versions = new Versions()
     const cache = new DepCache<string, string>(versions, 100, 1 << 20)
     const startedAt = versions.clock
-    versions.bump(['a1']) // a write commits while the value is being built
-    cache.set('x', { value: 'stale', deps: ['a1'] }, startedAt)
+    versions.bump([keys.article(1)]) // a write commits while the value is being built
+    cache.set('x', { value: 'stale', deps: [keys.article(1)] }, startedAt)
     expect(cache.get('x')).toBeUndefined()
-    cache.set('y', { value: 'fine', deps: ['a2'] }, startedAt)
+    cache.set('y', { value: 'fine', deps: [keys.article(2)] }, startedAt)
     expect(cache.get('y')).toBe('fine')
   })
 
   test('a change of everything drops everything', () => {
     const versions = new Versions()
     const cache = new DepCache<string, string>(versions, 100, 1 << 20)
-    cache.set('x', { value: 'one', deps: ['a1'] }, versions.clock)
+    cache.set('x', { value: 'one', deps: [keys.article(1)] }, versions.clock)
     versions.bumpAll()
     expect(cache.get('x')).toBeUndefined()
   })
@@ -129,9 +132,9 @@ describe('DepCache', () => {
   test('forgetting old bumps (bounded memory) never makes a stale value valid', () => {
     const versions = new Versions(10)
     const cache = new DepCache<string, string>(versions, 100, 1 << 20)
-    cache.set('x', { value: 'one', deps: ['k0'] }, versions.clock)
-    versions.bump(['k0'])
-    for (let i = 1; i <= 30; i++) versions.bump([`k${i}`])
+    cache.set('x', { value: 'one', deps: [keys.article(100)] }, versions.clock)
+    versions.bump([keys.article(100)])
+    for (let i = 1; i <= 30; i++) versions.bump([keys.article(100 + i)])
     expect(cache.get('x')).toBeUndefined()
   })
 
@@ -155,6 +158,42 @@ describe('DepCache', () => {
     const cache = new DepCache<number, number>(versions, 2, 1 << 20)
     for (const k of [1, 2, 3]) cache.set(k, { value: k * 10, deps: [] }, versions.clock)
     expect([cache.get(1), cache.get(2), cache.get(3)]).toEqual([undefined, 20, 30])
+  })
+})
+
+describe('SlabCache', () => {
+  test('returns exactly what was kept, across many wraps of the ring, or nothing', () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 4096, 1000)
+    const model = new Map<string, string>()
+    const random = mulberry32(42)
+    for (let i = 0; i < 20_000; i++) {
+      const key = `k${Math.floor(random() * 300)}`
+      if (random() < 0.6) {
+        const value = `${i}:${'é😀x'.repeat(Math.floor(random() * 60))}`
+        slab.set(key, value, [keys.article(i % 50)], versions.clock)
+        model.set(key, value)
+      } else {
+        const got = slab.get(key)
+        // a body is either the last one kept under its key, or gone (written over, or its key bumped)
+        if (got !== undefined) expect(new TextDecoder().decode(got)).toBe(model.get(key)!)
+      }
+      if (random() < 0.01) versions.bump([keys.article(Math.floor(random() * 50))])
+    }
+    expect(slab.size).toBeGreaterThan(0)
+  })
+
+  test('drops a body whose dependencies changed, and one that overlaps a newer body', () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 1000, 100)
+    slab.set('a', 'x'.repeat(200), [keys.article(1)], versions.clock)
+    slab.set('b', 'y'.repeat(200), [keys.article(2)], versions.clock)
+    versions.bump([keys.article(1)])
+    expect(slab.get('a')).toBeUndefined()
+    expect(new TextDecoder().decode(slab.get('b')!)).toBe('y'.repeat(200))
+    for (let i = 0; i < 5; i++) slab.set(`c${i}`, 'z'.repeat(200), [], versions.clock)
+    expect(slab.get('b')).toBeUndefined() // written over by the next lap
+    expect(new TextDecoder().decode(slab.get('c4')!)).toBe('z'.repeat(200))
   })
 })
 

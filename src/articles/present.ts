@@ -1,3 +1,4 @@
+import { flat } from '../cache/cache.ts'
 import type { ArticleRow } from './store.ts'
 
 /**
@@ -37,9 +38,11 @@ export function articleParts(r: ArticleRow): ArticleParts {
   return {
     id: r.id,
     authorId: r.author_id,
-    head:
+    // in one piece: it is cached (see flat)
+    head: flat(
       `{"slug":${s(r.slug)},"title":${s(r.title)},"description":${s(r.description)},${body}` +
-      `"tagList":${s([...r.tags].sort(byCodePoint))},"createdAt":${iso(r.created_at)},"updatedAt":${iso(r.updated_at)},"favorited":`,
+        `"tagList":${s([...r.tags].sort(byCodePoint))},"createdAt":${iso(r.created_at)},"updatedAt":${iso(r.updated_at)},"favorited":`,
+    ),
     count: r.favorites_count,
   }
 }

@@ -13,8 +13,8 @@ import type { WrittenArticle } from './store.ts'
 const MAX_FEED_AUTHOR_KEYS = 200
 
 /** What a list page depends on besides its items: its filters' lists (see src/cache/keys.ts). */
-function pageDeps(filters: ListFilters): string[] {
-  const deps: string[] = [keys.anyList]
+function pageDeps(filters: ListFilters): number[] {
+  const deps: number[] = [keys.anyList]
   if (!filters.tag.length && !filters.author.length && !filters.favorited.length) deps.push(keys.newest)
   for (const t of filters.tag) deps.push(keys.byTag(t))
   for (const a of filters.author) deps.push(keys.byAuthor(a))
@@ -56,7 +56,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     return out
   }
 
-  async function page(key: string, deps: string[], fetch: () => PageIds | Promise<PageIds>): Promise<Built<PageIds>> {
+  async function page(key: string, deps: number[], fetch: () => PageIds | Promise<PageIds>): Promise<Built<PageIds>> {
     const cached = caches.pages.getBuilt(key)
     if (cached) return cached
     const at = clock()

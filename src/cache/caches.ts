@@ -2,6 +2,7 @@ import type { ArticleParts } from '../articles/present.ts'
 import type { PageIds } from '../articles/list-store.ts'
 import type { AuthorRow } from '../profiles/store.ts'
 import { DepCache } from './cache.ts'
+import { SlabCache } from './slab.ts'
 import type { Versions } from './versions.ts'
 
 const MB = 1024 * 1024
@@ -37,8 +38,8 @@ export function createCaches(versions: Versions, scale = 1) {
     new DepCache<K, V>(versions, Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, mb * MB * scale), weigh)
   return {
     versions,
-    /** finished bodies of successful anonymous GETs, per URL */
-    responses: cache<string, Uint8Array>(8_000, 16),
+    /** finished bodies of successful anonymous GETs, per URL, in one slab */
+    responses: new SlabCache(versions, Math.round(12 * MB * scale), Math.max(16, Math.round(8_000 * scale))),
     /** a page's article ids and count, per filter and page (viewer-independent) */
     pages: cache<string, PageIds>(20_000, 6, (p) => 24 + p.ids.length * 8),
     /** list items without body, per article */

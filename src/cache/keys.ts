@@ -3,8 +3,8 @@
  * and cached values record what they were built from (see versions.ts).
  * Each write's keys are written to the change log in its own transaction, so
  * every instance (and every worker process) drops exactly what the write
- * changed. Keys name ids or normalised usernames, never free text longer than
- * a tag (40 characters).
+ * changed. Keys are numbers (no string per key in memory, cheap to compare):
+ * a kind and an id, or a kind and the hash of a tag or a normalised username.
  *
  * Which write changes what:
  * - favorite / unfavorite: the article (its count), the viewer's relations,
@@ -21,46 +21,53 @@
  *   anyone's `favorited=` list).
  * No write changes another article's content.
  */
+/** A key is a number: its kind times 2^32, plus an id, or plus a 32-bit hash of a name. */
+export type Key = number
+const KIND = 2 ** 32
+const id = (kind: number) => (n: number): Key => kind * KIND + n
+// a hash collision only ever drops more than needed, never less
+const named = (kind: number) => (name: string): Key => kind * KIND + Bun.hash.crc32(name)
+
 export const keys = {
-  article: (id: number) => `a${id}`,
-  user: (id: number) => `u${id}`,
+  article: id(1),
+  user: id(2),
   /** a viewer's follows and favorites: the flags they see, their feed */
-  viewer: (id: number) => `v${id}`,
-  comments: (articleId: number) => `c${articleId}`,
-  /** the newest-first list of all articles */
-  newest: 'l',
+  viewer: id(3),
+  comments: id(4),
   /** the articles of one author (by id): the feeds of their followers */
-  articlesBy: (authorId: number) => `f${authorId}`,
+  articlesBy: id(5),
+  byTag: named(6),
+  byAuthor: named(7),
+  favoritedBy: named(8),
+  /** the newest-first list of all articles */
+  newest: 9 * KIND,
   /** every list of articles (a deletion may touch any of them) */
-  anyList: 'L',
-  byTag: (tag: string) => `lt:${tag}`,
-  byAuthor: (usernameKey: string) => `la:${usernameKey}`,
-  favoritedBy: (usernameKey: string) => `lf:${usernameKey}`,
-  tags: 'T',
+  anyList: 10 * KIND,
+  tags: 11 * KIND,
 } as const
 
 /** The keys a new article changes. */
-export function articleCreated(author: { id: number; usernameKey: string }, tags: readonly string[]): string[] {
+export function articleCreated(author: { id: number; usernameKey: string }, tags: readonly string[]): Key[] {
   return [keys.newest, keys.articlesBy(author.id), keys.byAuthor(author.usernameKey), keys.tags, ...tags.map(keys.byTag)]
 }
 
 /** The keys an article edit changes; `tagsChanged`: tags removed or added. */
-export function articleEdited(id: number, tagsChanged: readonly string[]): string[] {
-  const out = [keys.article(id)]
+export function articleEdited(id: number, tagsChanged: readonly string[]): Key[] {
+  const out: Key[] = [keys.article(id)]
   if (tagsChanged.length) out.push(keys.tags, ...tagsChanged.map(keys.byTag))
   return out
 }
 
-export function articleDeleted(id: number): string[] {
+export function articleDeleted(id: number): Key[] {
   return [keys.article(id), keys.comments(id), keys.anyList, keys.newest, keys.tags]
 }
 
-export function favoriteChanged(articleId: number, userId: number, userKey: string): string[] {
+export function favoriteChanged(articleId: number, userId: number, userKey: string): Key[] {
   return [keys.article(articleId), keys.viewer(userId), keys.favoritedBy(userKey)]
 }
 
-export function userChanged(id: number, renamed?: { from: string; to: string }): string[] {
-  const out = [keys.user(id)]
+export function userChanged(id: number, renamed?: { from: string; to: string }): Key[] {
+  const out: Key[] = [keys.user(id)]
   if (renamed) {
     for (const name of [renamed.from, renamed.to]) out.push(keys.byAuthor(name), keys.favoritedBy(name))
   }

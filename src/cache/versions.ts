@@ -16,18 +16,19 @@
  * half is forgotten and every value built before the newest forgotten bump
  * counts as invalid (the `floor`), which is conservative and exact.
  */
-export const EVERYTHING = '*'
+/** Invalidates everything (the change log's word for a bulk change). */
+export const EVERYTHING = -1
 
 export class Versions {
   /** Moves on every bump; a value built at clock c saw every bump up to c. */
   clock = 0
   private floor = 0
-  private readonly bumped = new Map<string, number>()
+  private readonly bumped = new Map<number, number>()
 
   constructor(private readonly maxKeys = 50_000) {}
 
-  /** Marks `keys` as changed now. `*` invalidates everything. */
-  bump(keys: Iterable<string>): void {
+  /** Marks `keys` as changed now. EVERYTHING invalidates everything. */
+  bump(keys: Iterable<number>): void {
     const at = ++this.clock
     for (const k of keys) {
       if (k === EVERYTHING) this.floor = at
@@ -43,7 +44,7 @@ export class Versions {
   }
 
   /** Whether a value built from `deps`, started at `builtAt`, is still valid. */
-  valid(builtAt: number, deps: readonly string[]): boolean {
+  valid(builtAt: number, deps: readonly number[]): boolean {
     if (builtAt < this.floor) return false
     for (let i = 0; i < deps.length; i++) {
       const at = this.bumped.get(deps[i]!)

@@ -1,4 +1,4 @@
-import type { Built } from '../cache/cache.ts'
+import { type Built, flat } from '../cache/cache.ts'
 import type { Caches, CommentPart } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
 import type { Store } from '../db/store.ts'
@@ -12,7 +12,7 @@ const iso = (ms: number) => s(new Date(ms).toISOString())
 
 /** A comment up to its author: `{"id":…,"createdAt":…,"updatedAt":…,"body":…,"author":` */
 export const commentHead = (c: CommentRow): string =>
-  `{"id":${c.id},"createdAt":${iso(c.created_at)},"updatedAt":${iso(c.updated_at)},"body":${s(c.body)},"author":`
+  flat(`{"id":${c.id},"createdAt":${iso(c.created_at)},"updatedAt":${iso(c.updated_at)},"body":${s(c.body)},"author":`)
 
 /** A comment as the contract's JSON, seen by a viewer who follows its author or not. */
 export const commentJson = (c: CommentRow, following: boolean) => `${commentHead(c)}${profileHead(c)}${following}}}`

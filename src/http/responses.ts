@@ -1,8 +1,6 @@
 import type { Built } from '../cache/cache.ts'
 import type { Caches } from '../cache/caches.ts'
 
-const encoder = new TextEncoder()
-
 export const NO_PARAMS: ReadonlySet<string> = new Set()
 
 /**
@@ -34,10 +32,8 @@ export class ResponseCache {
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(0)
-    if (!onlyParams(url, params)) return built.value
-    const bytes = encoder.encode(built.value)
-    this.caches.responses.set(key, { value: bytes, deps: built.deps }, at)
-    return bytes
+    if (onlyParams(url, params)) this.caches.responses.set(key, built.value, built.deps, at)
+    return built.value
   }
 
   /** The anonymous body at `url`, if cached and still valid. */
@@ -45,11 +41,10 @@ export class ResponseCache {
     return this.caches.responses.get(cacheKey(url))
   }
 
-  /** Keeps an anonymous body composed just now (all its parts valid at this moment); returns it encoded. */
-  keep(url: string, built: Built<string>): Uint8Array {
-    const bytes = encoder.encode(built.value)
-    this.caches.responses.set(cacheKey(url), { value: bytes, deps: built.deps }, this.caches.versions.clock)
-    return bytes
+  /** Keeps an anonymous body composed just now (all its parts valid at this moment). */
+  keep(url: string, built: Built<string>): string {
+    this.caches.responses.set(cacheKey(url), built.value, built.deps, this.caches.versions.clock)
+    return built.value
   }
 }
 

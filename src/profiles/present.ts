@@ -1,3 +1,4 @@
+import { flat } from '../cache/cache.ts'
 import type { AuthorRow } from './store.ts'
 
 /**
@@ -6,6 +7,6 @@ import type { AuthorRow } from './store.ts'
  * closing brace are added per request.
  */
 export const profileHead = (u: Pick<AuthorRow, 'username' | 'bio' | 'image'>) =>
-  `{"username":${JSON.stringify(u.username)},"bio":${JSON.stringify(u.bio)},"image":${JSON.stringify(u.image)},"following":`
+  flat(`{"username":${JSON.stringify(u.username)},"bio":${JSON.stringify(u.bio)},"image":${JSON.stringify(u.image)},"following":`)
 
 export const profileJson = (head: string, following: boolean) => `${head}${following}}`

@@ -61,8 +61,8 @@ export class PgChanges implements ChangeFeed {
    * The keys reach the log in the same transaction and this instance's
    * caches right after the commit. Never retried (see client.ts).
    */
-  async write<T>(fn: (tx: TransactionSQL, changed: (keys: readonly string[]) => void) => Promise<T>): Promise<T> {
-    const changed: string[] = []
+  async write<T>(fn: (tx: TransactionSQL, changed: (keys: readonly number[]) => void) => Promise<T>): Promise<T> {
+    const changed: number[] = []
     let seq: string | undefined
     const attempt = () =>
       this.sql.begin(async (tx) => {
@@ -136,7 +136,7 @@ export class PgChanges implements ChangeFeed {
         this.own.clear()
       } else {
         for (const [seq, keys] of (typeof row.rows === 'string' ? JSON.parse(row.rows) : row.rows) as [string, string][]) {
-          if (!this.own.delete(seq)) this.versions.bump(keys.split(' '))
+          if (!this.own.delete(seq)) this.versions.bump(keys.split(' ').map(Number))
         }
         this.forgetOldOwn(now)
       }

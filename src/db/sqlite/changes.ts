@@ -44,8 +44,8 @@ export class SqliteChanges implements ChangeFeed {
    * changed. The keys reach the log in the same transaction and this
    * process's caches right after the commit.
    */
-  write<T>(fn: (changed: (keys: readonly string[]) => void) => T): T {
-    const changed: string[] = []
+  write<T>(fn: (changed: (keys: readonly number[]) => void) => T): T {
+    const changed: number[] = []
     let seq = 0
     const tx = this.db.transaction(() => {
       const out = fn((k) => void changed.push(...k))
@@ -79,7 +79,7 @@ export class SqliteChanges implements ChangeFeed {
       // rows this process never read may have been purged
       this.versions.bumpAll()
     } else {
-      for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(r.keys.split(' '))
+      for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(r.keys.split(' ').map(Number))
     }
     if (rows.length) this.applied = rows[rows.length - 1]!.seq
     this.own.clear()
