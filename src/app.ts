@@ -36,7 +36,7 @@ export interface AppOptions {
  * global state: every test builds its own app on its own database.
  */
 export async function createApp({ store, config, logger = silentLogger }: AppOptions) {
-  const caches = createCaches(store.changes.versions, Number(process.env.CACHE_SCALE ?? 1))
+  const caches = createCaches(store.changes.versions)
   const responses = new ResponseCache(caches)
   const secret = config.jwtSecret ?? (await store.secret(randomBytes(48).toString('base64url')))
   const tokens = createTokens(secret, config.tokenTtlSeconds, store.users, caches)

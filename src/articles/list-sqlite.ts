@@ -102,7 +102,7 @@ export function genericPlan(present: (keyof ListFilters)[]): Plan {
 }
 
 /** Rows a page may read on the event loop; a page that may read more is read on the slow lane (list-worker.ts). */
-export const INLINE_ROWS = 10_000
+export const INLINE_ROWS = 40_000
 
 /** A page's plan and what reading it may cost, in rows. */
 interface Planned {
