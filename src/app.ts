@@ -175,8 +175,11 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
    */
   const respond = (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
     const canonical = canonicalRequest(request)
-    const peer = server?.requestIP(request)?.address
-    if (peer) peers.set(canonical, peer)
+    // the peer address matters to the throttles of login and registration, both POSTs
+    if (request.method === 'POST') {
+      const peer = server?.requestIP(request)?.address
+      if (peer) peers.set(canonical, peer)
+    }
     // liveness, readiness and the docs answer without the database's word on what changed
     if (!isApi(canonical.url)) return answer(canonical)
     let synced: void | Promise<void>
