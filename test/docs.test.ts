@@ -137,3 +137,23 @@ describe.skipIf(onPostgres)('the documentation', () => {
     })
   }
 })
+
+describe.skipIf(onPostgres)('the README’s first steps', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+
+  test('every directory the binary is copied into is created first (mkdir -p)', () => {
+    const copies = [...readme.matchAll(/cp dist\/conduit (\S+?)\/?(?=\s|&&|`|$)/g)].map((m) => m[1]!)
+    expect(copies.length).toBeGreaterThan(0)
+    for (const dir of copies) {
+      const at = readme.indexOf(`cp dist/conduit ${dir}`)
+      const line = readme.slice(readme.lastIndexOf('\n', at) + 1, at)
+      expect({ dir, line }).toEqual({ dir, line: expect.stringContaining(`mkdir -p ${dir}`) })
+    }
+  })
+
+  test('Bun is installed in a way that works without root, and the README says why', () => {
+    const first = readme.slice(0, readme.indexOf('## Example session'))
+    for (const command of first.matchAll(/^npm install -g .*$/gm)) expect(command[0]).toContain('--prefix ~/.local')
+    expect(first).toMatch(/root|EACCES/)
+  })
+})

@@ -1,0 +1,167 @@
+import { describe, expect, test } from 'bun:test'
+import type { TestApp } from './support/app.ts'
+import { conduitApp, follow, registerUsers } from './support/conduit.ts'
+import { createArticle, type RegisteredUser } from './support/fixtures.ts'
+
+/**
+ * Each write drops exactly what it changed (src/cache/keys.ts). For every
+ * kind of write: warm every read it may affect (anonymous and signed in, from
+ * more than one viewer), write, and check each of those reads shows the
+ * write at once; then check that what the write cannot change is still served
+ * from the caches (it is not rebuilt).
+ */
+interface World {
+  app: TestApp
+  author: RegisteredUser
+  reader: RegisteredUser
+  other: RegisteredUser
+  slug: string
+  otherSlug: string
+}
+
+async function world(): Promise<World> {
+  const app = await conduitApp()
+  const [author, reader, other] = await registerUsers(app, 3)
+  await follow(app, reader!.token, author!.username)
+  const { slug } = await createArticle(app, author!.token, { title: 'Watched', tagList: ['watched'] })
+  const { slug: otherSlug } = await createArticle(app, other!.token, { title: 'Bystander', tagList: ['bystander'] })
+  return { app, author: author!, reader: reader!, other: other!, slug, otherSlug }
+}
+
+const get = async (w: World, path: string, who?: RegisteredUser) => {
+  const res = await w.app.request('GET', path, who ? { token: who.token } : {})
+  expect({ path, status: res.status }).toEqual({ path, status: 200 })
+  return res.body
+}
+
+/** Reads everything twice (so it is cached) as anonymous, reader and other. */
+async function warm(w: World, paths: string[]) {
+  for (let i = 0; i < 2; i++) for (const who of [undefined, w.reader, w.other]) for (const p of paths) await get(w, p, who)
+}
+
+/** The list parts and whole articles the caches hold now, by id. */
+const cachedItems = (w: World) => w.app.app.caches.items.size + w.app.app.caches.articles.size
+
+describe('exact invalidation: a write, then every read it may affect, caches warm', () => {
+  test('a favorite changes the article’s count, the favoriter’s flag and favorited list; nothing else', async () => {
+    const w = await world()
+    const paths = ['/api/articles', `/api/articles/${w.slug}`, `/api/articles?favorited=${w.reader.username}`, `/api/articles/${w.otherSlug}`, '/api/articles/feed']
+    await warm(w, paths.filter((p) => p !== '/api/articles/feed'))
+    await get(w, '/api/articles/feed', w.reader)
+    const bystander = w.app.app.caches.articles.size
+    expect((await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.reader.token })).status).toBe(200)
+    expect((await get(w, `/api/articles/${w.slug}`)).article.favoritesCount).toBe(1)
+    expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.favorited).toBe(true)
+    expect((await get(w, `/api/articles/${w.slug}`, w.other)).article.favorited).toBe(false)
+    expect((await get(w, '/api/articles')).articles.find((a: { slug: string }) => a.slug === w.slug).favoritesCount).toBe(1)
+    expect((await get(w, '/api/articles/feed', w.reader)).articles[0]).toMatchObject({ slug: w.slug, favorited: true, favoritesCount: 1 })
+    expect((await get(w, `/api/articles?favorited=${w.reader.username}`)).articlesCount).toBe(1)
+    // the other article's whole text stayed cached
+    expect(w.app.app.caches.articles.get((await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.otherSlug))!.id)).toBeDefined()
+    expect(w.app.app.caches.articles.size).toBeGreaterThanOrEqual(bystander - 1)
+  })
+
+  test('a comment changes that article’s comment list only', async () => {
+    const w = await world()
+    await warm(w, [`/api/articles/${w.slug}/comments`, `/api/articles/${w.otherSlug}/comments`, `/api/articles/${w.slug}`])
+    const before = cachedItems(w)
+    const res = await w.app.request('POST', `/api/articles/${w.slug}/comments`, { token: w.other.token, body: { comment: { body: 'new' } } })
+    expect(res.status).toBe(200)
+    for (const who of [undefined, w.reader, w.other]) expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(1)
+    expect((await get(w, `/api/articles/${w.otherSlug}/comments`)).comments).toHaveLength(0)
+    // no article text was dropped by a comment
+    expect(cachedItems(w)).toBe(before)
+    expect((await w.app.request('DELETE', `/api/articles/${w.slug}/comments/${res.body.comment.id}`, { token: w.other.token })).status).toBe(204)
+    for (const who of [undefined, w.reader]) expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(0)
+  })
+
+  test('a profile edit changes that user everywhere they appear: profile, articles, lists, comments', async () => {
+    const w = await world()
+    await w.app.request('POST', `/api/articles/${w.otherSlug}/comments`, { token: w.author.token, body: { comment: { body: 'hi' } } })
+    const paths = [`/api/profiles/${w.author.username}`, `/api/articles/${w.slug}`, '/api/articles', `/api/articles/${w.otherSlug}/comments`]
+    await warm(w, paths)
+    expect((await w.app.request('PUT', '/api/user', { token: w.author.token, body: { user: { bio: 'new bio', image: 'https://x.io/a.png' } } })).status).toBe(200)
+    for (const who of [undefined, w.reader, w.other]) {
+      expect((await get(w, `/api/profiles/${w.author.username}`, who)).profile).toMatchObject({ bio: 'new bio', image: 'https://x.io/a.png' })
+      expect((await get(w, `/api/articles/${w.slug}`, who)).article.author.bio).toBe('new bio')
+      expect((await get(w, '/api/articles', who)).articles.find((a: { slug: string }) => a.slug === w.slug).author.bio).toBe('new bio')
+      expect((await get(w, `/api/articles/${w.otherSlug}/comments`, who)).comments[0].author.bio).toBe('new bio')
+    }
+    // the other author's article keeps its cached text
+    expect((await get(w, `/api/articles/${w.otherSlug}`)).article.author.bio).toBeNull()
+  })
+
+  test('a new username moves the author and favorited lists to the new name', async () => {
+    const w = await world()
+    await w.app.request('POST', `/api/articles/${w.otherSlug}/favorite`, { token: w.author.token })
+    const oldName = w.author.username
+    await warm(w, [`/api/articles?author=${oldName}`, `/api/articles?favorited=${oldName}`, `/api/articles?author=renamed1`, `/api/articles?favorited=renamed1`])
+    expect((await w.app.request('PUT', '/api/user', { token: w.author.token, body: { user: { username: 'renamed1' } } })).status).toBe(200)
+    expect((await get(w, `/api/articles?author=${oldName}`)).articlesCount).toBe(0)
+    expect((await get(w, `/api/articles?favorited=${oldName}`)).articlesCount).toBe(0)
+    expect((await get(w, '/api/articles?author=renamed1')).articlesCount).toBe(1)
+    expect((await get(w, '/api/articles?favorited=renamed1')).articlesCount).toBe(1)
+    expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.author.username).toBe('renamed1')
+  })
+
+  test('a new article changes the newest-first list, its tags’ and author’s lists, the tag list and its author’s followers’ feeds only', async () => {
+    const w = await world()
+    const paths = ['/api/articles', '/api/articles?tag=fresh', `/api/articles?author=${w.author.username}`, '/api/tags', '/api/articles?tag=bystander']
+    await warm(w, paths)
+    for (const who of [w.reader, w.other]) await get(w, '/api/articles/feed', who)
+    await follow(w.app, w.other.token, w.reader.username)
+    const otherFeed = await get(w, '/api/articles/feed', w.other)
+    await createArticle(w.app, w.author.token, { title: 'Fresh one', tagList: ['fresh'] })
+    for (const who of [undefined, w.reader]) {
+      expect((await get(w, '/api/articles', who)).articles[0].title).toBe('Fresh one')
+      expect((await get(w, '/api/articles?tag=fresh', who)).articlesCount).toBe(1)
+      expect((await get(w, `/api/articles?author=${w.author.username}`, who)).articlesCount).toBe(2)
+      expect((await get(w, '/api/tags', who)).tags).toContain('fresh')
+    }
+    expect((await get(w, '/api/articles/feed', w.reader)).articles[0].title).toBe('Fresh one')
+    // a feed that follows nobody who wrote: the same answer, and the bystander tag untouched
+    expect(await get(w, '/api/articles/feed', w.other)).toEqual(otherFeed)
+    expect((await get(w, '/api/articles?tag=bystander')).articlesCount).toBe(1)
+  })
+
+  test('an edit changes the article, and the lists of the tags it gains or loses', async () => {
+    const w = await world()
+    await warm(w, [`/api/articles/${w.slug}`, '/api/articles?tag=watched', '/api/articles?tag=gained', '/api/tags', '/api/articles'])
+    const res = await w.app.request('PUT', `/api/articles/${w.slug}`, { token: w.author.token, body: { article: { body: 'edited', tagList: ['gained'] } } })
+    expect(res.status).toBe(200)
+    for (const who of [undefined, w.reader]) {
+      expect((await get(w, `/api/articles/${w.slug}`, who)).article).toMatchObject({ body: 'edited', tagList: ['gained'] })
+      expect((await get(w, '/api/articles?tag=watched', who)).articlesCount).toBe(0)
+      expect((await get(w, '/api/articles?tag=gained', who)).articlesCount).toBe(1)
+      expect((await get(w, '/api/tags', who)).tags).not.toContain('watched')
+      expect((await get(w, '/api/articles', who)).articles.find((a: { slug: string }) => a.slug === w.slug).tagList).toEqual(['gained'])
+    }
+  })
+
+  test('a follow changes that viewer’s flags and feed, not anyone else’s', async () => {
+    const w = await world()
+    await warm(w, [`/api/profiles/${w.other.username}`, `/api/articles/${w.otherSlug}`])
+    await get(w, '/api/articles/feed', w.reader)
+    await follow(w.app, w.reader.token, w.other.username)
+    expect((await get(w, `/api/profiles/${w.other.username}`, w.reader)).profile.following).toBe(true)
+    expect((await get(w, `/api/articles/${w.otherSlug}`, w.reader)).article.author.following).toBe(true)
+    expect((await get(w, '/api/articles/feed', w.reader)).articlesCount).toBe(2)
+    expect((await get(w, `/api/profiles/${w.other.username}`, w.author)).profile.following).toBe(false)
+    expect((await get(w, `/api/profiles/${w.other.username}`)).profile.following).toBe(false)
+  })
+
+  test('a deletion removes the article from every list and its comments', async () => {
+    const w = await world()
+    await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.other.token })
+    const paths = ['/api/articles', `/api/articles?favorited=${w.other.username}`, '/api/articles?tag=watched', `/api/articles/${w.slug}/comments`]
+    await warm(w, paths)
+    await get(w, '/api/articles/feed', w.reader)
+    expect((await w.app.request('DELETE', `/api/articles/${w.slug}`, { token: w.author.token })).status).toBe(204)
+    expect((await get(w, '/api/articles')).articlesCount).toBe(1)
+    expect((await get(w, `/api/articles?favorited=${w.other.username}`)).articlesCount).toBe(0)
+    expect((await get(w, '/api/articles?tag=watched')).articlesCount).toBe(0)
+    expect((await get(w, '/api/articles/feed', w.reader)).articlesCount).toBe(0)
+    expect((await w.app.request('GET', `/api/articles/${w.slug}/comments`)).status).toBe(404)
+    expect((await w.app.request('GET', `/api/articles/${w.slug}`)).status).toBe(404)
+  })
+})
