@@ -73,6 +73,22 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     expect(r.stderr).not.toContain('secret')
   }, 30_000)
 
+  test('TLS follows the URL: sslmode=require against a server without TLS is refused in one line', async () => {
+    const db = await binaryDatabase()
+    const q = db.queries('')
+    const ssl = (await q.get<{ ssl: string }>('SHOW ssl'))!.ssl
+    await q.close()
+    const url = new URL(db.env.DATABASE_URL!)
+    url.searchParams.set('sslmode', 'require')
+    if (ssl === 'on') return // this server speaks TLS: nothing to refuse
+    const r = await runCli(binary(), ['migrate', '--db', url.toString()], {})
+    expect(r.code).toBe(1)
+    expect(oneLine(r.stderr)).toHaveLength(1)
+    expect(r.stderr).toContain('SSL')
+    url.searchParams.set('sslmode', 'disable')
+    expect((await runCli(binary(), ['migrate', '--db', url.toString()], {})).code).toBe(0)
+  }, 30_000)
+
   test('copy moves a seeded SQLite database: every answer identical, old tokens valid, a non-empty target refused', async () => {
     // a SQLite database with data written through the API (tokens, comments, follows) and seeded bulk
     const dir = installBinary(binary())
