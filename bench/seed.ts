@@ -1,7 +1,8 @@
 /**
  * Seeded databases, cached under bench/tmp/ by size, seed value, user count
- * and a hash of everything that decides their content (the migrations, the
- * seeder, the slug function, the seed command): a rerun reuses them, a
+ * and a hash of everything that decides their content (the backend's
+ * migrations and migrator, the seeder and its bulk loader, the slug
+ * function, the random generator, the seed command): a rerun reuses them, a
  * schema change reseeds. Each benchmark works on a fresh copy, never on the
  * cached file itself (create and favorite write to it).
  */
@@ -9,13 +10,25 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync
 import { join } from 'node:path'
 import { run } from './proc.ts'
 
-export function schemaKey(root: string): string {
-  const migrations = join(root, 'src/db/migrations')
+export type Backend = 'sqlite' | 'postgres'
+
+/** Hash of what decides the content of a seeded database on `backend` (12 hex digits). */
+export function schemaKey(root: string, backend: Backend = 'sqlite'): string {
+  const migrations = join(root, 'src/db/migrations', backend)
   const parts = readdirSync(migrations)
     .filter((f) => f.endsWith('.sql'))
     .sort()
     .map((f) => readFileSync(join(migrations, f), 'utf8'))
-  for (const f of ['src/db/migrate.ts', 'src/db/seed.ts', 'src/articles/slug.ts']) {
+  const files = [
+    `src/db/${backend}/migrate.ts`,
+    'src/db/seed.ts',
+    'src/db/bulk.ts',
+    'src/articles/slug.ts',
+    'src/random.ts',
+    // SQLite's migrations fill username keys with it
+    ...(backend === 'sqlite' ? ['src/users/username.ts'] : []),
+  ]
+  for (const f of files) {
     const file = join(root, f)
     if (existsSync(file)) parts.push(readFileSync(file, 'utf8'))
   }
@@ -34,7 +47,7 @@ export interface SeedSpec {
 /** Path of the cached seeded database for `spec`, seeding it first when missing. */
 export async function seededDatabase(root: string, binary: string, dir: string, spec: SeedSpec): Promise<{ file: string; cached: boolean; seconds: number }> {
   const prefix = `seed-a${spec.articles}-u${spec.users}-s${spec.seed}-`
-  const file = join(dir, `${prefix}${schemaKey(root)}.db`)
+  const file = join(dir, `${prefix}${schemaKey(root, 'sqlite')}.db`)
   if (existsSync(file)) return { file, cached: true, seconds: 0 }
   // older seeds of the same size (another schema) only take disk space
   for (const f of readdirSync(dir)) if (f.startsWith(prefix)) rmSync(join(dir, f), { force: true })
