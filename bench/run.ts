@@ -421,25 +421,28 @@ function binarySystem(v: Variant, seeds: ReturnType<typeof seedStore>, admin: ()
     },
     async start(articles) {
       const seeded = await seeds.get(v.backend, articles)
-      let db: string
+      let server: Awaited<ReturnType<typeof startOnce>> | undefined
       let removeWork: () => Promise<void>
       if (v.backend === 'sqlite') {
-        console.log(`\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — copying the seeded database`)
-        const file = workingCopy(seeded.from, join(RUN_DIR, `work-${articles}.db`))
-        db = file
+        const file = join(RUN_DIR, `work-${articles}.db`)
         removeWork = async () => removeDatabase(file)
       } else {
-        console.log(`\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — CREATE DATABASE ${pgWorkName()} TEMPLATE ${seeded.from}`)
-        const name = await pgWorkingCopy(admin(), seeded.from)
-        db = databaseUrl(admin().url, name)
+        const name = pgWorkName()
         removeWork = () => admin().drop(name, { force: true })
       }
-      let server: Awaited<ReturnType<typeof startOnce>> | undefined
-      // on Ctrl-C: workers that outlive their supervisor, the working database
+      // on Ctrl-C or a failure: workers that outlive their supervisor, the working database (even half made)
       const unregister = onCleanup(async () => {
         if (server) await stopServer(server)
         await removeWork()
       })
+      let db: string
+      if (v.backend === 'sqlite') {
+        console.log(`\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — copying the seeded database`)
+        db = workingCopy(seeded.from, join(RUN_DIR, `work-${articles}.db`))
+      } else {
+        console.log(`\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — CREATE DATABASE ${pgWorkName()} TEMPLATE ${seeded.from}`)
+        db = databaseUrl(admin().url, await pgWorkingCopy(admin(), seeded.from, pgWorkName()))
+      }
       const log: ServerLog = { lines: 0, first: [] }
       const firstResponseMs: number[] = []
       for (let i = 0; i < starts; i++) {
@@ -797,7 +800,7 @@ async function main(): Promise<number> {
     console.log(`${pgVersion} at ${redact(o.pgUrl)}, not pinned: the database server shares the machine's two cores with the app and wrk.`)
   }
   if (o.variants.some((v) => v.instances > 1)) {
-    console.log(`with several instances the server is pinned to cores ${SERVER_CORE},${LOAD_CORE}: 2 cores shared by the instances, the database and wrk (timings of several instances and of one pinned process are not like for like).`)
+    console.log(`with several instances the server is pinned to cores ${SERVER_CORE},${LOAD_CORE}: 2 cores shared by the instances, ${o.variants.some((v) => v.backend === 'postgres') ? 'the database' : 'their SQLite'} and wrk (timings of several instances and of one pinned process are not like for like).`)
   }
   for (const v of o.variants) console.log(`system under test${several ? ` [${v.label}]` : ''}: ${v.describe}`)
   if (mix.length) {
