@@ -18,6 +18,14 @@ const fmtMs = (n: number) => (n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n
 type EndpointResult = Results['sizes'][number]['endpoints'][number]
 const noisy = (e: EndpointResult) => Math.max(noise(e.contention.server), noise(e.contention.bound)) > NOISY_PCT
 
+/** where the variants other than one pinned process on SQLite ran, for the subtitle */
+function pinning(sizes: Results['sizes']): string {
+  const notes: string[] = []
+  if (sizes.some((s) => s.variant?.backend === 'postgres')) notes.push('PostgreSQL not pinned')
+  if (sizes.some((s) => (s.variant?.instances ?? 1) > 1)) notes.push('several instances on both cores')
+  return notes.length ? ` (${notes.join('; ')})` : ''
+}
+
 export function chart(r: Results): string {
   const W = 1400
   const H = 900
@@ -26,6 +34,9 @@ export function chart(r: Results): string {
   const top = 120
   const bottom = H - 230
   const sizes = [...r.sizes].sort((a, b) => a.articles - b.articles)
+  // with several system variants a bar is one variant at one size, named after both
+  const several = new Set(sizes.map((s) => s.variant?.label ?? '')).size > 1
+  const tag = (s: (typeof sizes)[number]) => (several && s.variant ? `${s.variant.label} ${short(s.articles)}` : short(s.articles))
   const names = ENDPOINT_NAMES.filter((n) => sizes.some((s) => s.endpoints.some((e) => e.name === n)))
   const out: string[] = []
   const add = (s: string) => out.push(s)
@@ -50,7 +61,7 @@ export function chart(r: Results): string {
   )
   add(
     `<text x="${left}" y="86" font-size="13" fill="#555">${esc(
-      `server pinned to core ${r.options.serverCore}, wrk ${m.wrk} pinned to core ${r.options.loadCore}: ${r.options.connections} connections, ${r.options.threads} thread, ${r.options.warmupS} s warm-up + ${r.options.durationS} s per endpoint; bound = minimal Bun.serve answering the same bytes`,
+      `server pinned to core ${r.options.serverCore}${pinning(sizes)}, wrk ${m.wrk} pinned to core ${r.options.loadCore}: ${r.options.connections} connections, ${r.options.threads} thread, ${r.options.warmupS} s warm-up + ${r.options.durationS} s per endpoint; bound = minimal Bun.serve answering the same bytes`,
     )}</text>`,
   )
 
@@ -91,17 +102,17 @@ export function chart(r: Results): string {
       const yb = y(e.bound.rps)
       const ys = y(e.server.rps)
       add(
-        `<rect x="${(x + 1).toFixed(1)}" y="${yb.toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(bottom - yb).toFixed(1)}" fill="none" stroke="${DARK[si % DARK.length]}" stroke-width="1.2" stroke-dasharray="4 3"><title>${esc(`${name} @ ${s.articles}: bound ${Math.round(e.bound.rps)} req/s`)}</title></rect>`,
+        `<rect x="${(x + 1).toFixed(1)}" y="${yb.toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(bottom - yb).toFixed(1)}" fill="none" stroke="${DARK[si % DARK.length]}" stroke-width="1.2" stroke-dasharray="4 3"><title>${esc(`${name} @ ${tag(s)}: bound ${Math.round(e.bound.rps)} req/s`)}</title></rect>`,
       )
       add(
-        `<rect x="${(x + 3).toFixed(1)}" y="${ys.toFixed(1)}" width="${(bw - 6).toFixed(1)}" height="${(bottom - ys).toFixed(1)}" fill="${COLORS[si % COLORS.length]}"><title>${esc(`${name} @ ${s.articles}: ${Math.round(e.server.rps)} req/s, p50 ${e.server.latencyMs.p50} ms, p99 ${e.server.latencyMs.p99} ms`)}</title></rect>`,
+        `<rect x="${(x + 3).toFixed(1)}" y="${ys.toFixed(1)}" width="${(bw - 6).toFixed(1)}" height="${(bottom - ys).toFixed(1)}" fill="${COLORS[si % COLORS.length]}"><title>${esc(`${name} @ ${tag(s)}: ${Math.round(e.server.rps)} req/s, p50 ${e.server.latencyMs.p50} ms, p99 ${e.server.latencyMs.p99} ms`)}</title></rect>`,
       )
       add(
         `<text transform="translate(${(cx + 4).toFixed(1)} ${(ys - 5).toFixed(1)}) rotate(-90)" font-size="11" fill="#222">${short(e.server.rps)}</text>`,
       )
       const yy = yp(e.server.latencyMs.p99)
       add(
-        `<path d="M ${cx.toFixed(1)} ${(yy - 6).toFixed(1)} l 6 6 l -6 6 l -6 -6 z" fill="${DARK[si % DARK.length]}" stroke="#fff" stroke-width="1.2"><title>${esc(`${name} @ ${s.articles}: p99 ${e.server.latencyMs.p99} ms`)}</title></path>`,
+        `<path d="M ${cx.toFixed(1)} ${(yy - 6).toFixed(1)} l 6 6 l -6 6 l -6 -6 z" fill="${DARK[si % DARK.length]}" stroke="#fff" stroke-width="1.2"><title>${esc(`${name} @ ${tag(s)}: p99 ${e.server.latencyMs.p99} ms`)}</title></path>`,
       )
     })
     const cx = left + gi * gw + gw / 2
@@ -110,7 +121,7 @@ export function chart(r: Results): string {
       const e = s.endpoints.find((x) => x.name === name)
       if (!e) return
       add(
-        `<text x="${cx.toFixed(1)}" y="${bottom + 38 + si * 15}" font-size="11" text-anchor="middle" fill="${DARK[si % DARK.length]}">${short(s.articles)}: ×${e.ratio.toFixed(2)}${noisy(e) ? '*' : ''} · ${fmtMs(e.server.latencyMs.p99)} ms</text>`,
+        `<text x="${cx.toFixed(1)}" y="${bottom + 38 + si * 15}" font-size="11" text-anchor="middle" fill="${DARK[si % DARK.length]}">${esc(tag(s))}: ×${e.ratio.toFixed(2)}${noisy(e) ? '*' : ''} · ${fmtMs(e.server.latencyMs.p99)} ms</text>`,
       )
     })
   })
@@ -125,7 +136,7 @@ export function chart(r: Results): string {
   let lx = left
   sizes.forEach((s, si) => {
     add(`<rect x="${lx}" y="${ly - 11}" width="14" height="14" fill="${COLORS[si % COLORS.length]}"/>`)
-    const label = `${s.articles.toLocaleString('en')} articles`
+    const label = `${several && s.variant ? `${s.variant.label}, ` : ''}${s.articles.toLocaleString('en')} articles`
     add(`<text x="${lx + 20}" y="${ly}" font-size="13" fill="#222">${label}</text>`)
     lx += 40 + label.length * 7.5
   })
@@ -134,8 +145,8 @@ export function chart(r: Results): string {
   lx += 310
   add(`<path d="M ${lx + 7} ${ly - 12} l 7 7 l -7 7 l -7 -7 z" fill="#333"/>`)
   add(`<text x="${lx + 20}" y="${ly}" font-size="13" fill="#222">p99 latency (right axis)</text>`)
-  const peaks = sizes.map((s) => `${short(s.articles)}: ${(s.peakRssBytes / 1048576).toFixed(0)} MB`).join(', ')
-  const firsts = sizes.map((s) => `${short(s.articles)}: ${Math.min(...s.firstResponseMs).toFixed(0)} ms`).join(', ')
+  const peaks = sizes.map((s) => `${tag(s)}: ${(s.peakRssBytes / 1048576).toFixed(0)} MB`).join(', ')
+  const firsts = sizes.map((s) => `${tag(s)}: ${Math.min(...s.firstResponseMs).toFixed(0)} ms`).join(', ')
   add(`<text x="${left}" y="${ly + 30}" font-size="12" fill="#555">${esc(`server peak RSS — ${peaks} · fastest first response after start — ${firsts}`)}</text>`)
   const counted = r.targets.filter((t) => !t.info)
   const passed = counted.filter((t) => t.pass).length

@@ -2,7 +2,7 @@
  * Child processes of the benchmark: every one is tracked and stopped when the
  * run ends, fails or is interrupted (Ctrl-C, SIGTERM), so nothing outlives it.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { connect } from 'node:net'
 
 type Child = ReturnType<typeof Bun.spawn>
@@ -15,8 +15,11 @@ export interface SpawnOptions {
   /** where stdout goes; 'pipe' to read it (default 'inherit') */
   stdout?: 'pipe' | 'inherit' | 'ignore'
   stderr?: 'pipe' | 'inherit' | 'ignore'
-  /** pin to this CPU core with taskset (taskset execs the command: the pid is the command's) */
-  core?: number
+  /**
+   * pin to this CPU core, or these cores ("0,1"), with taskset (taskset execs
+   * the command: the pid is the command's; its children inherit the mask)
+   */
+  core?: number | string
 }
 
 export function spawn(cmd: string[], o: SpawnOptions = {}): Child {
@@ -63,7 +66,33 @@ let cleaningUp = false
 /** True once Ctrl-C / SIGTERM started the cleanup: failures after that are expected. */
 export const interrupted = () => cleaningUp
 
-/** Stops every child on exit and on Ctrl-C / SIGTERM (then exits 130 / 143). */
+/** Asynchronous clean-ups (e.g. dropping a working database), run once the children are stopped. */
+const asyncCleanups = new Set<() => Promise<void>>()
+
+/** Registers `fn` to run at the end (runCleanups) or on Ctrl-C / SIGTERM; returns a function that unregisters it. */
+export function onCleanup(fn: () => Promise<void>): () => void {
+  asyncCleanups.add(fn)
+  return () => asyncCleanups.delete(fn)
+}
+
+/**
+ * Runs (and forgets) the registered clean-ups, the last registered first (a
+ * working database is dropped before the connection that drops it closes),
+ * each bounded by `timeoutMs`; failures are printed, not thrown.
+ */
+export async function runCleanups(timeoutMs = 10_000): Promise<void> {
+  const fns = [...asyncCleanups].reverse()
+  asyncCleanups.clear()
+  for (const fn of fns) {
+    let timer: Timer | undefined
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`a clean-up took over ${timeoutMs} ms`)), timeoutMs)))
+    await Promise.race([fn(), late])
+      .catch((e) => console.error(`bench: clean-up failed: ${(e as Error).message}`))
+      .finally(() => clearTimeout(timer))
+  }
+}
+
+/** Stops every child on exit and on Ctrl-C / SIGTERM (then runs the clean-ups and exits 130 / 143). */
 export function installCleanup(onInterrupt?: () => void): void {
   process.on('exit', () => {
     for (const c of children) c.kill('SIGKILL')
@@ -75,10 +104,62 @@ export function installCleanup(onInterrupt?: () => void): void {
     onInterrupt?.()
     const all = [...children].map((c) => stop(c, 2000))
     const deadline = Bun.sleep(3000)
-    void Promise.race([Promise.all(all), deadline]).then(() => process.exit(code))
+    void Promise.race([Promise.all(all), deadline])
+      .then(() => runCleanups())
+      .then(() => process.exit(code))
   }
   process.on('SIGINT', () => onSignal('SIGINT', 130))
   process.on('SIGTERM', () => onSignal('SIGTERM', 143))
+}
+
+/** Pids of the children of `pid` (pgrep -P). */
+export async function childPids(pid: number): Promise<number[]> {
+  const r = await run(['pgrep', '-P', String(pid)], { timeoutMs: 5000 })
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .sort((a, b) => a - b)
+}
+
+/** Inodes of the sockets listening on TCP `port` (IPv4 and IPv6), from /proc/net/tcp*. */
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>()
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = ''
+    try {
+      text = readFileSync(table, 'utf8')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/)
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      if (f.length < 10 || f[3] !== '0A' || !f[1]!.endsWith(`:${hexPort}`)) continue
+      inodes.add(f[9]!)
+    }
+  }
+  return inodes
+}
+
+/** Which of `pids` hold a socket listening on TCP `port` (SO_REUSEPORT: each instance has its own). */
+export function listeningPids(port: number, pids: number[]): number[] {
+  const inodes = listeningInodes(port)
+  return pids.filter((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
+          return m !== null && inodes.has(m[1]!)
+        } catch {
+          return false
+        }
+      })
+    } catch {
+      return false
+    }
+  })
 }
 
 /** A port that was free a moment ago on 127.0.0.1. */
@@ -198,8 +279,11 @@ export interface CoreTimes {
   total: number
 }
 
-/** Cumulative times of one core from /proc/stat. */
-export function coreTimes(core: number): CoreTimes {
+/** Cumulative times of one core from /proc/stat (several cores: their sum). */
+export function coreTimes(core: number | number[]): CoreTimes {
+  if (Array.isArray(core)) {
+    return core.map((c) => coreTimes(c)).reduce((a, b) => ({ busy: a.busy + b.busy, irq: a.irq + b.irq, steal: a.steal + b.steal, total: a.total + b.total }))
+  }
   try {
     const line = readFileSync('/proc/stat', 'utf8')
       .split('\n')
@@ -239,9 +323,14 @@ export interface CoreShare {
   irqPct: number
 }
 
-/** How much of `core` went elsewhere between two snapshots, given the CPU time of the processes meant to run there. */
-export function coreShare(before: CoreTimes, after: CoreTimes, ownUs: number): CoreShare {
-  const total = after.total - before.total
+/**
+ * How much of `core` went elsewhere between two snapshots, given the CPU time
+ * of the processes meant to run there. For snapshots of several cores
+ * (coreTimes([0, 1])) pass their count as `cores`: the shares are then of one
+ * core's time (up to cores x 100 %).
+ */
+export function coreShare(before: CoreTimes, after: CoreTimes, ownUs: number, cores = 1): CoreShare {
+  const total = (after.total - before.total) / cores
   if (total <= 0) return { othersPct: 0, stealPct: 0, irqPct: 0 }
   const pct = (x: number) => Math.round((Math.max(0, x) / total) * 1000) / 10
   return {
@@ -249,4 +338,20 @@ export function coreShare(before: CoreTimes, after: CoreTimes, ownUs: number): C
     stealPct: pct(after.steal - before.steal),
     irqPct: pct(after.irq - before.irq),
   }
+}
+
+/** CPU time used so far by each of `pids`, in microseconds (a snapshot for cpuSince). */
+export function cpuSnapshot(pids: number[]): Map<number, number> {
+  return new Map(pids.map((pid) => [pid, processCpuUs(pid)]))
+}
+
+/**
+ * CPU time the processes used since `before`, over the pids of the snapshot
+ * and `now` (processes that started meanwhile count from zero; one that ended
+ * meanwhile loses its last stretch).
+ */
+export function cpuSince(before: Map<number, number>, now: number[]): number {
+  let us = 0
+  for (const pid of new Set([...before.keys(), ...now])) us += Math.max(0, processCpuUs(pid) - (before.get(pid) ?? 0))
+  return us
 }

@@ -2,13 +2,49 @@
 import type { EndpointName, MixName } from './endpoints.ts'
 import type { Machine } from './machine.ts'
 import type { CoreShare } from './proc.ts'
+import type { Backend } from './seed.ts'
 import type { MIX, WrkResult } from './wrk.ts'
 
-/** Share of each core that other processes (or the hypervisor) took during a measured run. */
+/**
+ * Share of each core that other processes (or the hypervisor) took during a
+ * measured run. `shared`: the system under test was not confined to the
+ * server core (an unpinned PostgreSQL, instances on both cores), so both
+ * figures are the same one, over both cores: their busy time less that of the
+ * app, the database server, wrk and the harness, as % of one core.
+ */
 export interface Contention {
   serverCore: CoreShare
   loadCore: CoreShare
+  shared?: boolean
 }
+
+/** One configuration of the system under test. */
+export interface Variant {
+  backend: Backend
+  /** processes serving the port (conduit serve --workers N) */
+  instances: number
+  /** SINGLE_INSTANCE=true: no per-request change-log read (PostgreSQL, one instance) */
+  singleInstance: boolean
+  /** short name in the tables: sqlite, postgres, postgres w2, postgres SI */
+  label: string
+  /** one line for the report: what runs, where it is pinned */
+  describe: string
+}
+
+/** The variant's fields every result row repeats. */
+export interface VariantFields {
+  backend: Backend
+  instances: number
+  singleInstance: boolean
+  variant: string
+}
+
+export const variantFields = (v: Variant): VariantFields => ({
+  backend: v.backend,
+  instances: v.instances,
+  singleInstance: v.singleInstance,
+  variant: v.label,
+})
 
 /**
  * % of a core lost to other processes (or the hypervisor) during a run, the
@@ -38,7 +74,7 @@ export interface MixDetail {
   statusErrors: number
 }
 
-export interface EndpointResult {
+export interface EndpointResult extends Partial<VariantFields> {
   name: EndpointName
   title: string
   kind: 'read' | 'write' | 'mix'
@@ -55,13 +91,17 @@ export interface EndpointResult {
   contention: { server: Contention; bound: Contention }
   /** errors of the server, warm-up included */
   errors: number
-  /** peak VmRSS of the server while this endpoint ran */
+  /** peak VmRSS of the server while this endpoint ran (summed over its instances, the database server not included) */
   peakRssBytes: number
+  /** CPU used during the measured run, % of one core: the app (all its instances) and the database server (all its processes) */
+  cpu?: { appPct: number; dbPct: number }
+  /** the variant whose captured response the bound answered (the bound is measured once per endpoint and size) */
+  boundFrom?: string
   mix?: MixDetail
 }
 
-/** One line of the mixed-traffic summary: a variant at a size. */
-export interface MixRow {
+/** One line of the mixed-traffic summary: a mix variant at a size (on one system variant). */
+export interface MixRow extends Partial<VariantFields> {
   articles: number
   name: MixName
   writePct: number
@@ -85,6 +125,10 @@ export interface MixRow {
 
 export interface SizeResult {
   articles: number
+  /** the system variant measured (one SizeResult per size and variant) */
+  variant?: Variant
+  /** the cached seed this size was copied from (file or PostgreSQL database) */
+  seededFrom?: string
   seed: { cached: boolean; seconds: number }
   /** ms from spawning the binary to its first 200 on /api/articles, one per start */
   firstResponseMs: number[]
@@ -110,7 +154,8 @@ export interface Target {
 }
 
 export interface Results {
-  version: 1
+  /** 2: sizes holds one entry per size and system variant (SizeResult.variant) */
+  version: 1 | 2
   date: string
   startedAt: string
   finishedAt: string
@@ -119,6 +164,8 @@ export interface Results {
   mix?: MixRow[]
   /** what was measured (the system under test) */
   system?: string
+  /** the system variants measured, in the order they ran at each size */
+  variants?: Variant[]
   options: {
     durationS: number
     warmupS: number
@@ -132,6 +179,11 @@ export interface Results {
     settleS: number
     /** the mixed traffic's shape */
     mix?: typeof MIX
+    backends?: Backend[]
+    instances?: number[]
+    singleInstance?: boolean[]
+    /** the PostgreSQL server (without a password), when measured */
+    postgres?: string
   }
   /** time spent waiting for other processes to leave the cores */
   settledSeconds: number
@@ -181,7 +233,7 @@ function table(head: string[], rows: string[][], alignLeft = 1): string {
 export function sizeTable(s: SizeResult): string {
   const first = s.firstResponseMs.map((x) => x.toFixed(0)).join(', ')
   const title =
-    `${int(s.articles)} articles — server peak RSS ${MB(s.peakRssBytes)} MB` +
+    `${int(s.articles)} articles${s.variant ? ` on ${s.variant.label}` : ''} — server peak RSS ${MB(s.peakRssBytes)} MB` +
     (s.highWaterMarkBytes ? ` (VmHWM ${MB(s.highWaterMarkBytes)} MB)` : '') +
     `, first response ${first} ms` +
     (s.serverLog.lines ? `, ${s.serverLog.lines} server log line(s) at warn+` : '')
@@ -220,6 +272,7 @@ export function mixRows(sizes: SizeResult[]): MixRow[] {
       e.mix
         ? [
             {
+              ...(s.variant ? variantFields(s.variant) : {}),
               articles: s.articles,
               name: e.name as MixName,
               writePct: e.mix.writePct,
@@ -253,10 +306,13 @@ const badStatuses = (st: Record<string, number> | null) =>
         .join(', ') || 'none'
 
 export function mixTable(rows: MixRow[]): string {
+  // a column naming the system variant when rows of several were measured
+  const several = new Set(rows.map((r) => r.variant)).size > 1
   const body = rows.map((r) => {
     const mark = (Math.max(...r.noisePct) > NOISY_PCT ? '*' : '') + (r.wrkCpuPct[1] >= WRK_BUSY_PCT ? '^' : '')
     return [
       int(r.articles),
+      ...(several ? [r.variant ?? ''] : []),
       r.name,
       `${r.writePct} %`,
       int(r.rps),
@@ -271,14 +327,77 @@ export function mixTable(rows: MixRow[]): string {
       `${Math.round(r.wrkCpuPct[0])}/${Math.round(r.wrkCpuPct[1])}`,
     ]
   })
-  const head = ['articles', 'variant', 'writes', 'req/s', 'bound req/s', 'ratio', 'p50 ms', 'p99 ms', 'errors', 'non-2xx in warm-up', 'peak RSS MB', 'noise %', 'wrk %']
+  const head = [
+    'articles',
+    ...(several ? ['system'] : []),
+    'variant',
+    'writes',
+    'req/s',
+    'bound req/s',
+    'ratio',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'non-2xx in warm-up',
+    'peak RSS MB',
+    'noise %',
+    'wrk %',
+  ]
   const notes = [
     'Mixed traffic — one Lua script drawing every request at random (Zipf-skewed slugs, tags, users, pages); the bound is Bun.serve answering a 20-article list page to the same script.',
     'errors: non-2xx + socket errors, warm-up included; peak RSS: of the server during that variant.',
   ]
   if (rows.some((r) => Math.max(...r.noisePct) > NOISY_PCT)) notes.push(`* other processes took more than ${NOISY_PCT}% of the server or the load core (server run / bound run)`)
   if (rows.some((r) => r.wrkCpuPct[1] >= WRK_BUSY_PCT)) notes.push(`^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit`)
-  return `${notes[0]}\n${table(head, body, 3)}\n${notes.slice(1).join('\n')}`
+  return `${notes[0]}\n${table(head, body, several ? 4 : 3)}\n${notes.slice(1).join('\n')}`
+}
+
+/**
+ * The system variants side by side: per size and endpoint one row, the bound
+ * (measured once, on the first variant's response) and per variant its req/s,
+ * ratio to the bound, p99, errors, peak RSS and CPU of the app / the database;
+ * from the second variant on, its req/s relative to the first's.
+ */
+export function compareTable(sizes: SizeResult[]): string {
+  const variants: Variant[] = []
+  for (const s of sizes) if (s.variant && !variants.some((v) => v.label === s.variant!.label)) variants.push(s.variant)
+  const articles = [...new Set(sizes.map((s) => s.articles))].sort((a, b) => a - b)
+  const head = ['articles', 'endpoint', 'bound req/s']
+  variants.forEach((v, i) => {
+    head.push(`${v.label} req/s`, 'ratio', 'p99 ms', 'err', 'RSS MB', 'CPU % app/db')
+    if (i > 0) head.push(`vs ${variants[0]!.label}`)
+  })
+  const rows: string[][] = []
+  let noisy = false
+  for (const n of articles) {
+    const at = sizes.filter((s) => s.articles === n)
+    const names: EndpointName[] = []
+    for (const s of at) for (const e of s.endpoints) if (!names.includes(e.name)) names.push(e.name)
+    for (const name of names) {
+      const cells = variants.map((v) => at.find((s) => s.variant?.label === v.label)?.endpoints.find((e) => e.name === name))
+      const bound = cells.find((e) => e)?.bound.rps ?? 0
+      const row = [int(n), name, int(bound)]
+      const first = cells[0]?.server.rps
+      cells.forEach((e, i) => {
+        if (!e) row.push('-', '', '', '', '', '')
+        else {
+          const bad = Math.max(noise(e.contention.server), noise(e.contention.bound)) > NOISY_PCT
+          noisy ||= bad
+          const cpu = e.cpu ? `${Math.round(e.cpu.appPct)}/${e.backend === 'postgres' ? Math.round(e.cpu.dbPct) : '-'}` : ''
+          row.push(int(e.server.rps), e.ratio.toFixed(3) + (bad ? '*' : ''), ms(e.server.latencyMs.p99), String(e.errors), MB(e.peakRssBytes), cpu)
+        }
+        if (i > 0) row.push(e && first ? `${(e.server.rps / first).toFixed(2)}x` : '')
+      })
+      rows.push(row)
+    }
+  }
+  const notes = [
+    'Side by side — the same endpoints and mixed traffic on each system variant, one after the other on fresh copies of the same seed; the bound (Bun.serve answering the first variant\'s response) is measured once per endpoint and size.',
+    'RSS: peak of the app (summed over its instances; the database server not included); CPU: % of one core during the measured run, the app (all instances) / the database server (all its processes).',
+    ...variants.map((v) => `${v.label}: ${v.describe}`),
+  ]
+  if (noisy) notes.push(`* other processes took more than ${NOISY_PCT}% of a core (the server's or the load core; both cores for variants not confined to core 0)`)
+  return `${notes[0]}\n${table(head, rows, 2)}\n${notes.slice(1).join('\n')}`
 }
 
 function mixTargets(sizes: SizeResult[]): Target[] {
