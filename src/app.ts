@@ -11,7 +11,7 @@ import { commentReads } from './comments/reads.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
 import { DatabaseUnavailable, type Store } from './db/store.ts'
-import { errorResponse, HttpError, JSON_CONTENT_TYPE } from './errors.ts'
+import { errorResponse, HttpError, JSON_CONTENT_TYPE, UNAVAILABLE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
 import { docs } from './http/docs.ts'
@@ -83,7 +83,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
     if (error instanceof DatabaseUnavailable) {
       logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
-      return errorResponse(503, { database: ['is unavailable; try again shortly'] }, { ...extra, 'retry-after': '2' })
+      return errorResponse(503, UNAVAILABLE.errors, { ...extra, ...UNAVAILABLE.headers })
     }
     logger.error('unhandled error', { method: request.method, path: pathOf(request.url) }, error)
     return errorResponse(500, { server: ['internal error'] }, extra)
@@ -121,8 +121,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const unavailable = (request: Request, e: unknown): Response => {
     if (!(e instanceof DatabaseUnavailable)) throw e
     logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
-    const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), 'retry-after': '2' }
-    return access.early(request, errorResponse(503, { database: ['is unavailable; try again shortly'] }, headers), undefined)
+    const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), ...UNAVAILABLE.headers }
+    return access.early(request, errorResponse(503, UNAVAILABLE.errors, headers), undefined)
   }
 
   const app = new Elysia()

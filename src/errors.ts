@@ -25,6 +25,12 @@ export const taken = (field: string) => unprocessable({ [field]: ['has already b
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
+/** The 503 body and headers while the database cannot be reached (the client may retry shortly). */
+export const UNAVAILABLE: { errors: ErrorMap; headers: Record<string, string> } = {
+  errors: { database: ['is unavailable; try again shortly'] },
+  headers: { 'retry-after': '2' },
+}
+
 export function errorResponse(status: number, errors: ErrorMap, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ errors }), {
     status,
