@@ -108,13 +108,13 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     const viewer = tokens.verified(request.headers.get('authorization') ?? undefined)
     if (viewer === undefined) return undefined
     const url = request.url
-    let body: Uint8Array | string | undefined = viewer === 0 ? responses.peek(url) : undefined
+    let body: Uint8Array | string | undefined = responses.peek(viewer, url)
     if (body === undefined) {
       const start = url.indexOf('/', url.indexOf('//') + 2)
       const q = url.indexOf('?', start)
       const built = fastGet(reads, q < 0 ? url.slice(start) : url.slice(start, q), q < 0 ? '' : url.slice(q + 1), viewer)
       if (built === undefined) return undefined
-      body = viewer === 0 ? responses.keep(url, built) : built.value
+      body = responses.keep(viewer, url, built)
     }
     return access.early(request, new Response(body, { headers: cachedHeaders(request) }), t0)
   }

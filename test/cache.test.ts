@@ -10,7 +10,7 @@ import { Versions } from '../src/cache/versions.ts'
 import { migrate } from '../src/db/sqlite/migrate.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
 import { sqliteStore } from '../src/db/sqlite/store.ts'
-import { ResponseCache } from '../src/http/responses.ts'
+import { NO_PARAMS, ResponseCache } from '../src/http/responses.ts'
 import { send, testConfig } from './support/app.ts'
 import { conduitApp, favorite, registerUsers } from './support/conduit.ts'
 import { createArticle } from './support/fixtures.ts'
@@ -212,10 +212,28 @@ describe('ResponseCache', () => {
     expect(await body('http://l/api/articles?limit=5')).toBe('{"n":1}') // kept
     expect(await body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":2}')
     expect(await body('http://l/api/articles?limit=5&junk=1')).toBe('{"n":3}') // never kept
-    expect(cache.peek('http://l/api/articles?limit=5&junk=1')).toBeUndefined()
+    expect(cache.peek(0, 'http://l/api/articles?limit=5&junk=1')).toBeUndefined()
     expect(await body('http://l/api/articles')).toBe('{"n":4}')
     expect(await body('http://l/api/articles')).toBe('{"n":4}')
     // the Host header names no different content
     expect(await body('http://other.host/api/articles')).toBe('{"n":4}')
+  })
+
+  test("a signed-in viewer's answer is kept for that viewer only, and dropped when their relations change", async () => {
+    const versions = new Versions()
+    const cache = new ResponseCache(createCaches(versions))
+    let builds = 0
+    const build = async (viewer: number) => ({ value: `{"v":${viewer},"n":${++builds}}`, deps: [keys.viewer(viewer)] })
+    const body = async (viewer: number, url: string) => {
+      const b = await cache.body(viewer ? { id: viewer } : null, url, NO_PARAMS, build)
+      return typeof b === 'string' ? b : new TextDecoder().decode(b)
+    }
+    expect(await body(7, 'http://l/api/articles/a')).toBe('{"v":7,"n":1}')
+    expect(await body(7, 'http://l/api/articles/a')).toBe('{"v":7,"n":1}') // kept for viewer 7
+    expect(await body(8, 'http://l/api/articles/a')).toBe('{"v":8,"n":2}') // not served to viewer 8
+    expect(await body(0, 'http://l/api/articles/a')).toBe('{"v":0,"n":3}') // nor to anonymous readers
+    versions.bump([keys.viewer(7)]) // viewer 7 followed or favorited something
+    expect(await body(7, 'http://l/api/articles/a')).toBe('{"v":7,"n":4}')
+    expect(await body(8, 'http://l/api/articles/a')).toBe('{"v":8,"n":2}') // viewer 8's is still valid
   })
 })

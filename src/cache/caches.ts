@@ -29,7 +29,7 @@ export interface VerifiedToken {
 
 /**
  * Every cache of one app, each bounded by entries and bytes (keys included).
- * The byte budgets add up to about 70 MB, so a busy process stays within
+ * The byte budgets add up to about 76 MB, so a busy process stays within
  * 150 MB of memory. All of them are exact: each value records what it was
  * built from (see versions.ts).
  */
@@ -40,6 +40,8 @@ export function createCaches(versions: Versions, scale = 1) {
     versions,
     /** finished bodies of successful anonymous GETs, per URL, in one slab */
     responses: new SlabCache(versions, Math.round(12 * MB * scale), Math.max(16, Math.round(8_000 * scale))),
+    /** finished bodies of successful signed-in GETs, per viewer and URL, in a slab of their own */
+    viewerResponses: new SlabCache(versions, Math.round(6 * MB * scale), Math.max(16, Math.round(4_000 * scale))),
     /** a page's article ids and count, per filter and page (viewer-independent) */
     pages: cache<string, PageIds>(20_000, 6, (p) => 24 + p.ids.length * 8),
     /** list items without body, per article */

@@ -45,6 +45,7 @@ export class Versions {
 
   /** Whether a value built from `deps`, started at `builtAt`, is still valid. */
   valid(builtAt: number, deps: readonly number[]): boolean {
+    if (builtAt >= this.clock) return true // nothing was bumped since the build started
     if (builtAt < this.floor) return false
     for (let i = 0; i < deps.length; i++) {
       const at = this.bumped.get(deps[i]!)

@@ -4,13 +4,13 @@ import type { Caches } from '../cache/caches.ts'
 export const NO_PARAMS: ReadonlySet<string> = new Set()
 
 /**
- * Finished bodies of successful anonymous GETs (article lists, articles,
- * comments, profiles, tags), per path with query, kept UTF-8 encoded and
- * ready to send: anonymous readers share them. A signed-in viewer's answer is
- * composed from the cached parts each time (their flags differ; keeping a
- * copy per viewer and URL would fill memory for little). Each remembers what
- * it was built from and is dropped exactly when one of those parts changes
- * (see src/cache/versions.ts).
+ * Finished bodies of successful GETs (article lists, articles, comments,
+ * profiles, tags), kept UTF-8 encoded and ready to send: per path with query
+ * for anonymous readers, who share them, and per viewer and path with query
+ * for signed-in ones (their flags differ), in a smaller slab of its own so
+ * many viewers cannot push out what every anonymous reader shares. Each
+ * remembers what it was built from, the viewer's relations included, and is
+ * dropped exactly when one of those parts changes (see src/cache/versions.ts).
  */
 export class ResponseCache {
   constructor(private readonly caches: Caches) {}
@@ -26,32 +26,36 @@ export class ResponseCache {
     params: ReadonlySet<string>,
     build: (viewer: number) => Promise<Built<string>>,
   ): Promise<Uint8Array | string> {
-    if (viewer) return (await build(viewer.id)).value
-    const key = cacheKey(url)
-    const hit = this.caches.responses.get(key)
+    const id = viewer?.id ?? 0
+    const hit = this.peek(id, url)
     if (hit) return hit
     const at = this.caches.versions.clock
-    const built = await build(0)
-    if (onlyParams(url, params)) this.caches.responses.set(key, built.value, built.deps, at)
+    const built = await build(id)
+    if (onlyParams(url, params)) this.slab(id).set(cacheKey(id, url), built.value, built.deps, at)
     return built.value
   }
 
-  /** The anonymous body at `url`, if cached and still valid. */
-  peek(url: string): Uint8Array | undefined {
-    return this.caches.responses.get(cacheKey(url))
+  /** The body `viewer` (0: anonymous) gets at `url`, if cached and still valid. */
+  peek(viewer: number, url: string): Uint8Array | undefined {
+    return this.slab(viewer).get(cacheKey(viewer, url))
   }
 
-  /** Keeps an anonymous body composed just now (all its parts valid at this moment). */
-  keep(url: string, built: Built<string>): string {
-    this.caches.responses.set(cacheKey(url), built.value, built.deps, this.caches.versions.clock)
+  /** Keeps a body composed just now for `viewer` (all its parts valid at this moment). */
+  keep(viewer: number, url: string, built: Built<string>): string {
+    this.slab(viewer).set(cacheKey(viewer, url), built.value, built.deps, this.caches.versions.clock)
     return built.value
+  }
+
+  private slab(viewer: number) {
+    return viewer === 0 ? this.caches.responses : this.caches.viewerResponses
   }
 }
 
-/** Keyed by path with query: the Host header names no different content. */
-function cacheKey(url: string): string {
+/** Keyed by viewer and path with query: the Host header names no different content. */
+function cacheKey(viewer: number, url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
-  return start < 0 ? '/' : url.slice(start)
+  const path = start < 0 ? '/' : url.slice(start)
+  return viewer === 0 ? path : `${viewer} ${path}`
 }
 
 function onlyParams(url: string, params: ReadonlySet<string>): boolean {
