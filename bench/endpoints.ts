@@ -80,7 +80,8 @@ export interface MixFixture {
 }
 
 export const SEED_PASSWORD = 'password123'
-const LOGINS = 8
+/** users logged in for favorite (one per connection in flight) and to find a reader with a feed */
+const LOGINS = 64
 const SLUG_PAGES = 60
 /** signed-in users of the mixed traffic */
 export const MIX_LOGINS = 200

@@ -80,8 +80,14 @@ end
 
 /**
  * POST /api/articles/:slug/favorite over a list of slugs (one per line in a
- * file), walking every slug with the first token, then with the next, ... so
- * (user, article) pairs repeat only after slugs x tokens requests.
+ * file) by several users in turn: consecutive requests (those in flight
+ * together) come from different users, as on a real site, where one user does
+ * not favorite 64 articles at once (on PostgreSQL that user's row, whose
+ * favorites count every favorite updates, would make them queue), on
+ * different articles (likewise for the article's count). Request i favorites
+ * slug i mod S as user (i mod S + i div S) mod T: over T laps of the slugs
+ * every user meets every slug once, so (user, article) pairs repeat only
+ * after S x T requests.
  * args: slugs file, tokens (comma-separated), start index
  */
 const FAVORITE = `
@@ -97,8 +103,9 @@ init = function(args)
 end
 request = function()
   i = i + 1
-  local slug = slugs[(i % #slugs) + 1]
-  local token = tokens[(math.floor(i / #slugs) % #tokens) + 1]
+  local s = i % #slugs
+  local slug = slugs[s + 1]
+  local token = tokens[((s + math.floor(i / #slugs)) % #tokens) + 1]
   return wrk.format('POST', '/api/articles/' .. slug .. '/favorite', { ['Authorization'] = token }, nil)
 end
 `
