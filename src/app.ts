@@ -6,7 +6,7 @@ import { articleRoutes } from './articles/routes.ts'
 import { passwordHasher } from './auth/password.ts'
 import { tokens as createTokens } from './auth/plugin.ts'
 import { loginThrottle, registrationThrottle } from './auth/throttle.ts'
-import { createCaches } from './cache/caches.ts'
+import { CACHE_BUDGET_MB, createCaches } from './cache/caches.ts'
 import { commentReads } from './comments/reads.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
@@ -36,7 +36,7 @@ export interface AppOptions {
  * global state: every test builds its own app on its own database.
  */
 export async function createApp({ store, config, logger = silentLogger }: AppOptions) {
-  const caches = createCaches(store.changes.versions)
+  const caches = createCaches(store.changes.versions, config.cacheMb / CACHE_BUDGET_MB)
   const responses = new ResponseCache(caches)
   const secret = config.jwtSecret ?? (await store.secret(randomBytes(48).toString('base64url')))
   const tokens = createTokens(secret, config.tokenTtlSeconds, store.users, caches)

@@ -52,6 +52,8 @@ export interface Config {
   workers: number
   /** PostgreSQL only: this is the one process using the database (no change-log reads per request) */
   singleInstance: boolean
+  /** what the caches of one process may hold, in MiB (keys and bookkeeping included) */
+  cacheMb: number
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +80,7 @@ export const defaults: Config = {
   shutdownDelayMs: 0,
   workers: 1,
   singleInstance: false,
+  cacheMb: 84,
 }
 
 type Env = Record<string, string | undefined>
@@ -129,6 +132,7 @@ export const environment = {
   WORKERS: 'processes serving one port and one database (default 1)',
   SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
+  CACHE_MB: 'MiB of cached answers and parts one process may keep (default 84; see the README on memory)',
 } as const
 
 export function loadConfig(env: Env = process.env): Config {
@@ -170,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('WORKERS'))) c.workers = integer('WORKERS', s, 1, 256)
   if ((s = v('SHUTDOWN_DELAY_SECONDS'))) c.shutdownDelayMs = integer('SHUTDOWN_DELAY_SECONDS', s, 0, 600) * 1000
   if ((s = v('SINGLE_INSTANCE'))) c.singleInstance = boolean('SINGLE_INSTANCE', s)
+  if ((s = v('CACHE_MB'))) c.cacheMb = integer('CACHE_MB', s, 1, 65536)
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
 }

@@ -4,14 +4,14 @@ import { signToken } from '../src/auth/jwt.ts'
 import { DepCache } from '../src/cache/cache.ts'
 import { SlabCache } from '../src/cache/slab.ts'
 import { mulberry32 } from '../src/random.ts'
-import { createCaches } from '../src/cache/caches.ts'
+import { CACHE_BUDGET_MB, createCaches } from '../src/cache/caches.ts'
 import { keys } from '../src/cache/keys.ts'
 import { Versions } from '../src/cache/versions.ts'
 import { migrate } from '../src/db/sqlite/migrate.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
 import { sqliteStore } from '../src/db/sqlite/store.ts'
 import { NO_PARAMS, ResponseCache } from '../src/http/responses.ts'
-import { send, testConfig } from './support/app.ts'
+import { send, testApp, testConfig } from './support/app.ts'
 import { conduitApp, favorite, registerUsers } from './support/conduit.ts'
 import { createArticle } from './support/fixtures.ts'
 
@@ -22,6 +22,39 @@ import { createArticle } from './support/fixtures.ts'
  * answer to another.
  */
 describe('cached answers', () => {
+  test('with the smallest cache budget (CACHE_MB=1) every answer stays exact while the caches evict', async () => {
+    const app = await testApp({ passwordHash: { memoryCost: 256, timeCost: 1 }, cacheMb: 1 })
+    const [author, reader] = await registerUsers(app, 2)
+    const slugs: string[] = []
+    // 40 articles of 8 KB: far more than the article, item and response caches hold at this budget
+    for (let i = 0; i < 40; i++) slugs.push((await createArticle(app, author!.token, { body: `${i} `.padEnd(8000, 'x') })).slug)
+    const favorited = new Set<string>()
+    const check = async () => {
+      for (const token of [undefined, reader!.token]) {
+        for (const [i, slug] of slugs.entries()) {
+          const one = await app.request('GET', `/api/articles/${slug}`, token ? { token } : {})
+          expect(one.body.article.body).toBe(`${i} `.padEnd(8000, 'x'))
+          expect(one.body.article.favoritesCount).toBe(favorited.has(slug) ? 1 : 0)
+          expect(one.body.article.favorited).toBe(token !== undefined && favorited.has(slug))
+        }
+        for (let offset = 0; offset < 40; offset += 7) {
+          const page = await app.request('GET', `/api/articles?limit=7&offset=${offset}`, token ? { token } : {})
+          const expected = slugs.slice().reverse().slice(offset, offset + 7)
+          expect(page.body.articles.map((a: { slug: string }) => a.slug)).toEqual(expected)
+          expect(page.body.articles.map((a: { favoritesCount: number }) => a.favoritesCount)).toEqual(expected.map((s) => (favorited.has(s) ? 1 : 0)))
+        }
+      }
+    }
+    await check()
+    await check() // now from whatever the caches kept
+    for (const slug of slugs.filter((_, i) => i % 3 === 0)) {
+      await favorite(app, reader!.token, slug)
+      favorited.add(slug)
+    }
+    await check()
+    await check()
+  })
+
   test('a password change revokes the old token even for a URL it was answered at before', async () => {
     const app = await conduitApp()
     const [jake] = await registerUsers(app, 1)
@@ -235,5 +268,18 @@ describe('ResponseCache', () => {
     versions.bump([keys.viewer(7)]) // viewer 7 followed or favorited something
     expect(await body(7, 'http://l/api/articles/a')).toBe('{"v":7,"n":4}')
     expect(await body(8, 'http://l/api/articles/a')).toBe('{"v":8,"n":2}') // viewer 8's is still valid
+  })
+})
+
+describe('cache budgets', () => {
+  const budgets = (scale: number) => {
+    let total = 0
+    for (const c of Object.values(createCaches(new Versions(), scale))) if (c instanceof DepCache || c instanceof SlabCache) total += c.budget
+    return total / (1024 * 1024)
+  }
+  test('add up to CACHE_BUDGET_MB, and CACHE_MB scales them', () => {
+    expect(Math.round(budgets(1))).toBe(CACHE_BUDGET_MB)
+    expect(Math.round(budgets(0.5))).toBe(CACHE_BUDGET_MB / 2)
+    expect(Math.round(budgets(2))).toBe(CACHE_BUDGET_MB * 2)
   })
 })

@@ -57,6 +57,11 @@ export class DepCache<K extends string | number, V> {
     return this.bytes
   }
 
+  /** The bytes it may hold. */
+  get budget(): number {
+    return this.maxBytes
+  }
+
   /** The value if present and still valid. */
   get(key: K): V | undefined {
     const e = this.entries.get(key)

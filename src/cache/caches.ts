@@ -27,11 +27,13 @@ export interface VerifiedToken {
   exp: number
 }
 
+/** What the budgets below add up to, in MiB: CACHE_MB scales them all (see config.ts). */
+export const CACHE_BUDGET_MB = 84
+
 /**
  * Every cache of one app, each bounded by entries and bytes (keys included).
- * The byte budgets add up to about 76 MB, so a busy process stays within
- * 150 MB of memory. All of them are exact: each value records what it was
- * built from (see versions.ts).
+ * The byte budgets add up to CACHE_BUDGET_MB at `scale` 1. All of them are
+ * exact: each value records what it was built from (see versions.ts).
  */
 export function createCaches(versions: Versions, scale = 1) {
   const cache = <K extends string | number, V>(entries: number, mb: number, weigh?: (v: V) => number) =>

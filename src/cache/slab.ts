@@ -43,6 +43,11 @@ export class SlabCache {
     return this.slots.size
   }
 
+  /** The bytes it may hold (the slab's). */
+  get budget(): number {
+    return this.slab.byteLength
+  }
+
   /** The slab's bytes plus the keys and dependency lists of its entries. */
   get weight(): number {
     let n = this.slab.byteLength

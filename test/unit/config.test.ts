@@ -55,6 +55,7 @@ describe.skipIf(onPostgres)('loadConfig', () => {
       LOGIN_THROTTLE_PER_ACCOUNT: '50',
       LOGIN_THROTTLE_WINDOW_SECONDS: '60',
       REQUEST_TIMEOUT_SECONDS: '10',
+      CACHE_MB: '16',
     })
     expect(c).toEqual({
       ...defaults,
@@ -70,7 +71,14 @@ describe.skipIf(onPostgres)('loadConfig', () => {
       trustProxy: true,
       loginThrottle: { enabled: false, perPair: 5, perAccount: 50, windowSeconds: 60 },
       requestTimeoutSeconds: 10,
+      cacheMb: 16,
     })
+  })
+
+  test('rejects a CACHE_MB below 1 or not an integer', () => {
+    expect(() => loadConfig({ CACHE_MB: '0' })).toThrow('CACHE_MB must be between 1 and 65536, got 0')
+    expect(() => loadConfig({ CACHE_MB: '8.5' })).toThrow('CACHE_MB must be an integer, got "8.5"')
+    expect(loadConfig({ CACHE_MB: '1' }).cacheMb).toBe(1)
   })
 
   test('accepts the port bounds 0 and 65535', () => {
