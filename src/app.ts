@@ -94,6 +94,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const anyOrigin = Object.freeze({ ...jsonHeaders, ...corsPolicy.headers(new Request('http://localhost/')) })
   const cachedHeaders = (request: Request) =>
     config.corsOrigins === '*' ? anyOrigin : { ...jsonHeaders, ...corsPolicy.headers(request) }
+  // the same as a Headers object, which a Response copies in half the time it takes to convert a plain one
+  const anyOriginHeaders = new Headers(anyOrigin)
 
   const access = accessLog(logger)
   /**
@@ -116,7 +118,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
       if (built === undefined) return undefined
       body = responses.keep(viewer, url, built)
     }
-    return access.early(request, new Response(body, { headers: cachedHeaders(request) }), t0)
+    const headers = config.corsOrigins === '*' ? anyOriginHeaders : cachedHeaders(request)
+    return access.early(request, new Response(body, { headers }), t0)
   }
   const unavailable = (request: Request, e: unknown): Response => {
     if (!(e instanceof DatabaseUnavailable)) throw e
