@@ -18,6 +18,8 @@ export interface Config {
   databasePoolMax: number
   /** PostgreSQL: named prepared statements (false behind PgBouncer in transaction mode) */
   databasePrepare: boolean
+  /** PostgreSQL: a statement or lock wait longer than this is cancelled (503); 0 = no limit */
+  databaseTimeoutMs: number
   /** HS256 signing secret; when undefined one is generated and kept in the database. */
   jwtSecret: string | undefined
   tokenTtlSeconds: number
@@ -65,6 +67,7 @@ export const defaults: Config = {
   databaseUrl: undefined,
   databasePoolMax: 10,
   databasePrepare: true,
+  databaseTimeoutMs: 5000,
   jwtSecret: undefined,
   tokenTtlSeconds: 30 * 24 * 3600,
   corsOrigins: '*',
@@ -114,6 +117,7 @@ export const environment = {
   DATABASE_PATH: 'SQLite database file (default ./conduit.db)',
   DATABASE_POOL_MAX: 'PostgreSQL connections per process (default 10)',
   DATABASE_PREPARED_STATEMENTS: 'PostgreSQL: false behind PgBouncer in transaction mode (default true)',
+  DATABASE_TIMEOUT_SECONDS: 'PostgreSQL: a query or lock wait longer than this answers 503 (default 5; 0 = no limit)',
   JWT_SECRET: 'token signing secret, at least 32 characters (default: generated and kept in the database)',
   JWT_TTL_SECONDS: 'token lifetime in seconds (default 2592000 = 30 days)',
   CORS_ORIGINS: 'comma-separated allowed origins, or * (default *)',
@@ -148,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('DATABASE_URL'))) setDatabase(c, s)
   if ((s = v('DATABASE_POOL_MAX'))) c.databasePoolMax = integer('DATABASE_POOL_MAX', s, 1, 1000)
   if ((s = v('DATABASE_PREPARED_STATEMENTS'))) c.databasePrepare = boolean('DATABASE_PREPARED_STATEMENTS', s)
+  if ((s = v('DATABASE_TIMEOUT_SECONDS'))) c.databaseTimeoutMs = integer('DATABASE_TIMEOUT_SECONDS', s, 0, 3600) * 1000
   if ((s = v('JWT_SECRET'))) {
     if (s.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters')
     c.jwtSecret = s

@@ -101,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
       return config.workers > 1 && !process.env[WORKER_ENV] ? supervise(config, createLogger(config.logFormat, config.logLevel)) : runServer(config)
     case 'migrate': {
       expectArgs(0, 'migrate [--db FILE|URL]')
-      const { store, applied } = await openStore(config)
+      const { store, applied } = await openStore(untimed(config))
       try {
         const version = await store.schemaVersion()
         console.log(
@@ -135,6 +135,9 @@ async function main(argv: string[]): Promise<number> {
       throw new UsageError(`unknown command "${command}"; see conduit --help`)
   }
 }
+
+/** The commands that migrate, seed or copy run statements as long as they need (DATABASE_TIMEOUT_SECONDS is for requests). */
+const untimed = (config: Config): Config => ({ ...config, databaseTimeoutMs: 0 })
 
 function print(text: string): number {
   console.log(text)
@@ -181,7 +184,7 @@ function backup(config: Config, target: string): number {
 }
 
 async function seed(config: Config, o: { users: number; articles: number; seed: number }): Promise<number> {
-  const { store } = await openStore(config)
+  const { store } = await openStore(untimed(config))
   try {
     const t0 = performance.now()
     const counts = await seedDatabase(store.bulk, {
@@ -215,7 +218,7 @@ async function copy(from: string, to: string, config: Config): Promise<number> {
   Object.assign(context, { databasePath: source, databaseUrl: redactUrl(target.databaseUrl) })
   const db = openDatabase(source)
   migrate(db)
-  const { store } = await openStore(target)
+  const { store } = await openStore(untimed(target))
   const tty = process.stderr.isTTY
   let last = ''
   try {

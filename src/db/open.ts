@@ -17,6 +17,7 @@ export async function openStore(config: Config): Promise<Opened> {
     return openPostgres(config.databaseUrl, {
       poolMax: config.databasePoolMax,
       prepare: config.databasePrepare,
+      timeoutMs: config.databaseTimeoutMs,
       location: redactUrl(config.databaseUrl),
       singleInstance: config.singleInstance,
     })

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
 import { join } from 'node:path'
 import { binaryDatabase, onPostgres } from '../support/backend.ts'
 import { tcpProxy } from '../support/tcp-proxy.ts'
@@ -198,4 +199,122 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       proxy.close()
     }
   }, 90_000)
+  const UNAVAILABLE = { errors: { database: ['is unavailable; try again shortly'] } }
+  const article = (title: string) => ({ article: { title, description: 'd', body: 'b' } })
+
+  test('a network gone silent: 503 within DATABASE_TIMEOUT_SECONDS + 1 s (no hang), /ready 503, nothing written, then recovery', async () => {
+    const db = await binaryDatabase()
+    const url = new URL(db.env.DATABASE_URL!)
+    const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
+    url.host = `127.0.0.1:${proxy.port}`
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString(), DATABASE_TIMEOUT_SECONDS: '1' },
+    })
+    try {
+      const user = await register(server.url)
+      expect((await api(server.url, 'GET', '/api/articles', { token: user.token })).status).toBe(200)
+
+      proxy.stall()
+      // a URL never asked before (no cached answer), a signed-in read, a write and readiness
+      for (const [method, path, body] of [
+        ['GET', '/api/articles?limit=7', undefined],
+        ['GET', '/api/user', undefined],
+        ['POST', '/api/articles', article('written while silent')],
+      ] as const) {
+        const t0 = performance.now()
+        const res = await api(server.url, method, path, { token: user.token, body, timeoutMs: 15_000 })
+        const ms = performance.now() - t0
+        expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 503, body: UNAVAILABLE })
+        // the 1 s deadline plus 1 s of grace, and some room for a busy machine
+        expect(ms).toBeLessThan(3_500)
+      }
+      expect((await api(server.url, 'GET', '/ready', { timeoutMs: 15_000 })).status).toBe(503)
+      expect((await api(server.url, 'GET', '/health')).status).toBe(200)
+
+      proxy.up()
+      let status = 0
+      const until = Date.now() + 20_000
+      while (Date.now() < until && status !== 200) {
+        status = (await api(server.url, 'GET', '/api/articles?limit=7', { token: user.token, timeoutMs: 15_000 })).status
+        if (status !== 200) await Bun.sleep(200)
+      }
+      expect(status).toBe(200)
+      const q = db.queries('')
+      expect(await q.count("SELECT count(*) FROM articles WHERE title = 'written while silent'")).toBe(0)
+      await q.close()
+      expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the silence') })).status).toBe(201)
+      expect(server.proc.exitCode).toBeNull()
+    } finally {
+      await server.stop()
+      proxy.close()
+    }
+  }, 90_000)
+
+  test('a lock held too long: 503 after DATABASE_TIMEOUT_SECONDS, the write changes nothing, then served again', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_TIMEOUT_SECONDS: '1', ...db.env } })
+    const locker = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('locked out') })
+      expect(created.status).toBe(201)
+      const slug = created.body.article.slug as string
+
+      const conn = await locker.reserve()
+      await conn`BEGIN`
+      await conn`LOCK TABLE articles IN ACCESS EXCLUSIVE MODE`
+      try {
+        for (const [method, path, body] of [
+          ['GET', '/api/articles?limit=3', undefined],
+          ['PUT', `/api/articles/${slug}`, { article: { body: 'changed while locked' } }],
+        ] as const) {
+          const t0 = performance.now()
+          const res = await api(server.url, method, path, { token: user.token, body, timeoutMs: 15_000 })
+          expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 503, body: UNAVAILABLE })
+          expect(performance.now() - t0).toBeLessThan(3_500)
+        }
+      } finally {
+        await conn`ROLLBACK`
+        conn.release()
+      }
+      const after = await api(server.url, 'GET', `/api/articles/${slug}`, { token: user.token })
+      expect(after.status).toBe(200)
+      expect(after.body.article.body).toBe('b')
+      expect((await api(server.url, 'GET', '/api/articles?limit=3')).status).toBe(200)
+      const edited = await api(server.url, 'PUT', `/api/articles/${slug}`, { token: user.token, body: { article: { body: 'changed' } } })
+      expect(edited.status).toBe(200)
+      expect(edited.body.article.body).toBe('changed')
+    } finally {
+      await locker.close()
+      await server.stop()
+    }
+  }, 60_000)
+
+  test("the server ends the instance's connections (pg_terminate_backend): reads retried, no 500, every request served again at once", async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env } })
+    const admin = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      // every pooled connection in use once
+      await Promise.all(Array.from({ length: 12 }, (_, i) => api(server.url, 'GET', `/api/articles?offset=${i}`, { token: user.token })))
+      const [{ n }] = await admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`
+      expect(n).toBeGreaterThan(0)
+      const statuses: number[] = []
+      for (let i = 0; i < 12; i++) statuses.push((await api(server.url, 'GET', `/api/articles?limit=${i + 1}`, { token: user.token })).status)
+      // a read that meets a closed connection is tried again on a new one
+      expect(statuses).toEqual(statuses.map(() => 200))
+      expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
+      const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the terminate') })
+      expect([201, 503]).toContain(created.status)
+      if (created.status === 503) {
+        expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the terminate') })).status).toBe(201)
+      }
+      expect(server.proc.exitCode).toBeNull()
+    } finally {
+      await admin.close()
+      await server.stop()
+    }
+  }, 60_000)
 })

@@ -2,12 +2,16 @@ import type { Socket, TCPSocketListener } from 'bun'
 
 /**
  * A TCP proxy to a database server, for outage tests: `down()` closes every
- * connection and refuses new ones (the server looks gone), `up()` accepts
- * again. Bytes are passed through untouched.
+ * connection and refuses new ones (the server looks gone), `stall()` keeps
+ * every connection open but passes no byte either way and accepts new ones
+ * that never answer (a network gone silent), `up()` accepts and passes bytes
+ * again (after a stall, the stalled connections are closed: their streams lost
+ * bytes). Bytes are otherwise passed through untouched.
  */
 export interface TcpProxy {
   port: number
   down(): void
+  stall(): void
   up(): void
   close(): void
 }
@@ -21,6 +25,7 @@ interface Pair {
 export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
   let listener: TCPSocketListener<Pair> | undefined
   let port = 0
+  let stalled = false
   const open = new Set<Pair>()
 
   const listen = () => {
@@ -32,6 +37,7 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
           const pair: Pair = { client, pending: [] }
           client.data = pair
           open.add(pair)
+          if (stalled) return
           void Bun.connect<{ client: Socket<Pair> }>({
             hostname: targetHost,
             port: targetPort,
@@ -43,7 +49,7 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
                 pair.pending = []
               },
               data(up, chunk) {
-                up.data.client.write(chunk)
+                if (!stalled) up.data.client.write(chunk)
               },
               close(up) {
                 up.data.client.end()
@@ -56,6 +62,7 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
         },
         data(client, chunk) {
           const pair = client.data
+          if (stalled) return
           if (pair.upstream) pair.upstream.write(chunk)
           else pair.pending.push(new Uint8Array(chunk))
         },
@@ -86,7 +93,18 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
       }
       open.clear()
     },
+    stall() {
+      stalled = true
+    },
     up() {
+      if (stalled) {
+        stalled = false
+        for (const pair of open) {
+          pair.upstream?.terminate()
+          pair.client.terminate()
+        }
+        open.clear()
+      }
       if (!listener) listen()
     },
     close() {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, defaults, integer, loadConfig } from '../../src/config.ts'
+import { ConfigError, defaults, environment, integer, loadConfig } from '../../src/config.ts'
 import { onPostgres } from '../support/backend.ts'
 
 const SECRET_32 = 's'.repeat(32)
@@ -39,10 +39,14 @@ describe.skipIf(onPostgres)('loadConfig', () => {
   })
 
   test('reads every variable it documents', () => {
-    const c = loadConfig({
+    const env = {
       PORT: '8080',
       HOST: '127.0.0.1',
+      DATABASE_URL: 'postgresql://app:secret@db.internal:6432/conduit?sslmode=require',
       DATABASE_PATH: '/data/conduit.db',
+      DATABASE_POOL_MAX: '25',
+      DATABASE_PREPARED_STATEMENTS: 'false',
+      DATABASE_TIMEOUT_SECONDS: '2',
       JWT_SECRET: SECRET_32,
       JWT_TTL_SECONDS: '3600',
       CORS_ORIGINS: 'https://a.example, https://b.example',
@@ -54,14 +58,26 @@ describe.skipIf(onPostgres)('loadConfig', () => {
       LOGIN_THROTTLE_PER_PAIR: '5',
       LOGIN_THROTTLE_PER_ACCOUNT: '50',
       LOGIN_THROTTLE_WINDOW_SECONDS: '60',
+      REGISTRATION_THROTTLE: 'false',
+      REGISTRATION_THROTTLE_PER_ADDRESS: '7',
+      REGISTRATION_THROTTLE_WINDOW_SECONDS: '120',
       REQUEST_TIMEOUT_SECONDS: '10',
+      WORKERS: '3',
+      SHUTDOWN_DELAY_SECONDS: '6',
+      SINGLE_INSTANCE: 'true',
       CACHE_MB: '16',
-    })
-    expect(c).toEqual({
+    }
+    // every documented variable is given here, so none can be documented and ignored
+    expect(Object.keys(env).sort()).toEqual(Object.keys(environment).sort())
+    expect(loadConfig(env)).toEqual({
       ...defaults,
       port: 8080,
       host: '127.0.0.1',
+      databaseUrl: 'postgresql://app:secret@db.internal:6432/conduit?sslmode=require',
       databasePath: '/data/conduit.db',
+      databasePoolMax: 25,
+      databasePrepare: false,
+      databaseTimeoutMs: 2000,
       jwtSecret: SECRET_32,
       tokenTtlSeconds: 3600,
       corsOrigins: ['https://a.example', 'https://b.example'],
@@ -70,9 +86,15 @@ describe.skipIf(onPostgres)('loadConfig', () => {
       logLevel: 'warn',
       trustProxy: true,
       loginThrottle: { enabled: false, perPair: 5, perAccount: 50, windowSeconds: 60 },
+      registrationThrottle: { enabled: false, perAddress: 7, windowSeconds: 120 },
       requestTimeoutSeconds: 10,
+      workers: 3,
+      shutdownDelayMs: 6000,
+      singleInstance: true,
       cacheMb: 16,
     })
+    expect(loadConfig({ DATABASE_TIMEOUT_SECONDS: '0' }).databaseTimeoutMs).toBe(0)
+    expect(() => loadConfig({ DATABASE_TIMEOUT_SECONDS: '-1' })).toThrow('DATABASE_TIMEOUT_SECONDS must be between 0 and 3600, got -1')
   })
 
   test('rejects a CACHE_MB below 1 or not an integer', () => {

@@ -8,23 +8,58 @@ export interface ClientOptions {
   schema?: string
   /** false behind PgBouncer in transaction mode: no named prepared statements */
   prepare?: boolean
+  /**
+   * A statement, or a wait for a lock, longer than this is cancelled by the
+   * server (statement_timeout, lock_timeout); a query that gets no answer at
+   * all (a silent network) is given up 1 s later. 0 or absent: no limit.
+   */
+  timeoutMs?: number
 }
+
+/** How long read() and write() wait for an answer before they give up (503); 0: no limit. One per process (see connect). */
+let deadlineMs = 0
 
 /**
  * Bun's own PostgreSQL client (no dependency). TLS follows the URL's
  * `sslmode` (disable, prefer, require, verify-ca, verify-full). A connection
  * that cannot be made within 5 s fails the query; idle connections are closed
- * after 30 s.
+ * after 30 s. With `timeoutMs`, no query waits longer than that (see
+ * ClientOptions): requests answer 503 instead of hanging on a stuck lock, a
+ * runaway statement or a network that went silent.
  */
 export function connect(url: string, o: ClientOptions): SQL {
+  const timeout = o.timeoutMs ?? 0
+  if (timeout > 0) deadlineMs = timeout + 1000
+  const connection: Record<string, string> = {}
+  if (o.schema) connection.search_path = o.schema
+  if (timeout > 0) connection.statement_timeout = connection.lock_timeout = String(timeout)
   return new SQL({
     url,
     max: o.poolMax,
     idleTimeout: 30,
     connectionTimeout: 5,
     prepare: o.prepare ?? true,
-    ...(o.schema ? { connection: { search_path: o.schema } } : {}),
+    ...(Object.keys(connection).length ? { connection } : {}),
   } as ConstructorParameters<typeof SQL>[0])
+}
+
+/** SQLSTATEs of a statement the server cancelled: statement_timeout (or an operator's cancel), lock_timeout. */
+const CANCELLED_STATES = /^(57014|55P03)$/
+
+/** Whether the server gave up on a statement that took too long or waited too long for a lock: 503, and not worth a retry. */
+export function isTimedOut(e: unknown): boolean {
+  const errno = (e as { errno?: unknown } | null)?.errno
+  return typeof errno === 'string' && CANCELLED_STATES.test(errno)
+}
+
+/** `fn`'s result, or DatabaseUnavailable once the deadline passes with no answer (the query is left to fail on its own). */
+function withDeadline<T>(fn: () => Promise<T>): Promise<T> {
+  if (deadlineMs === 0) return fn()
+  let timer: Timer | undefined
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseUnavailable(new Error(`no answer from PostgreSQL within ${deadlineMs} ms`))), deadlineMs)
+  })
+  return Promise.race([fn(), expired]).finally(() => clearTimeout(timer))
 }
 
 /** SQLSTATEs that mean "the server cannot serve now": connection failures, shutdown, start-up, too many clients. */
@@ -50,30 +85,51 @@ export function isUniqueViolation(e: unknown, constraint?: string): boolean {
   return err?.errno === '23505' && (constraint === undefined || err.constraint === constraint)
 }
 
-/**
- * Runs a read; a connection the server closed fails the next query once, so
- * a read (idempotent) is tried a second time. Still failing: 503.
- */
-export async function read<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (e) {
-    if (!isUnavailable(e)) throw e
-    try {
-      return await fn()
-    } catch (again) {
-      throw isUnavailable(again) ? new DatabaseUnavailable(again) : again
-    }
-  }
+/** A query that met a connection the server had closed (terminated, shut down): it never ran. */
+function metClosedConnection(e: unknown): boolean {
+  const err = e as { code?: unknown; errno?: unknown } | null
+  return err?.errno === '57P01' || err?.errno === '57P02' || err?.code === 'ERR_POSTGRES_CONNECTION_CLOSED'
 }
 
-/** Runs a write once (it may have committed before the connection broke: never retried); unreachable: 503. */
-export async function write<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (e) {
-    throw isUnavailable(e) ? new DatabaseUnavailable(e) : e
-  }
+/** Tries of a read that keeps meeting closed connections: each pooled connection fails once, then is replaced. */
+const CLOSED_TRIES = 32
+
+/**
+ * Runs a read; a connection the server closed fails the next query on it
+ * once, so a read (idempotent) is tried again, once the pool has had a turn
+ * of the event loop to notice the other connections the server closed with
+ * it, and again while it meets closed connections. Still failing, or failing
+ * to connect twice: 503.
+ */
+export function read<T>(fn: () => Promise<T>): Promise<T> {
+  return withDeadline(async () => {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await fn()
+      } catch (e) {
+        if (isTimedOut(e)) throw new DatabaseUnavailable(e)
+        if (!isUnavailable(e)) throw e
+        if (tries >= (metClosedConnection(e) ? CLOSED_TRIES : 2)) throw new DatabaseUnavailable(e)
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+  })
+}
+
+/**
+ * Runs a write once (it may have committed before the connection broke: never
+ * retried); unreachable or timed out: 503. A timed-out statement rolled its
+ * transaction back; a write whose answer never came may still commit later,
+ * as with any connection lost before the acknowledgment.
+ */
+export function write<T>(fn: () => Promise<T>): Promise<T> {
+  return withDeadline(async () => {
+    try {
+      return await fn()
+    } catch (e) {
+      throw isUnavailable(e) || isTimedOut(e) ? new DatabaseUnavailable(e) : e
+    }
+  })
 }
 
 /** Milliseconds stored as bigint arrive as strings. */

@@ -28,6 +28,9 @@ export async function schemaVersion(sql: SQL): Promise<number> {
  */
 export async function migrate(sql: SQL): Promise<number[]> {
   return sql.begin(async (tx) => {
+    // a migration, and waiting for another instance's, may take longer than a request may (DATABASE_TIMEOUT_SECONDS)
+    await tx`SET LOCAL statement_timeout = 0`
+    await tx`SET LOCAL lock_timeout = 0`
     // per schema, so tests working in separate schemas do not wait on each other
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`
     await tx`CREATE TABLE IF NOT EXISTS conduit_schema (version integer NOT NULL)`
