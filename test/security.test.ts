@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MAX_FILTER_VALUES } from '../src/articles/query.ts'
+import { MAX_THROTTLE_ROWS } from '../src/auth/throttle.ts'
 import { silentLogger } from '../src/log.ts'
 import { serve } from '../src/server.ts'
 import { testApp, testConfig } from './support/app.ts'
@@ -52,6 +53,34 @@ describe('the login throttle', () => {
     await Bun.sleep(1100)
     await app.store.maintain()
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(0)
+  })
+
+  test('a flood of made-up keys past the cap pushes out its own windows, never a lockout', async () => {
+    const app = await testApp({ ...cheap, loginThrottle: { ...testConfig().loginThrottle, perPair: 3 } })
+    const login = (email: string) => app.request('POST', '/api/users/login', { body: { user: { email, password: 'wrong-password' } } })
+    for (let i = 0; i < 3; i++) expect((await login('victim@example.com')).status).toBe(401)
+    expect((await login('victim@example.com')).status).toBe(429)
+    // newer windows of one hit each, as a flood of made-up emails makes them
+    for (let i = 0; i < 12; i++) await login(`flood${i}@example.com`)
+    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(26)
+    await app.store.throttle.purge(Date.now(), 10)
+    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(10)
+    expect(await app.db.count('SELECT count(*) FROM throttle WHERE hits >= 4')).toBe(2)
+    expect((await login('victim@example.com')).status).toBe(429)
+  })
+
+  test('the periodic sweep keeps at most MAX_THROTTLE_ROWS windows', async () => {
+    const app = await testApp(cheap)
+    const until = Date.now() + 3_600_000
+    await app.db.run(
+      `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?)
+       INSERT INTO throttle (key, hits, reset_at) SELECT 'k' || i, 1, ? + i FROM c`,
+      MAX_THROTTLE_ROWS + 25,
+      until,
+    )
+    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(MAX_THROTTLE_ROWS + 25)
+    await app.store.maintain()
+    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(MAX_THROTTLE_ROWS)
   })
 })
 

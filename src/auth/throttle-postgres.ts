@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import { ms, read, write } from '../db/postgres/client.ts'
-import type { ThrottleStore } from './throttle.ts'
+import { OVERFLOW_ORDER, type ThrottleStore } from './throttle.ts'
 
 export function postgresThrottle(sql: SQL): ThrottleStore {
   return {
@@ -21,8 +21,8 @@ export function postgresThrottle(sql: SQL): ThrottleStore {
     purge: (now, maxRows) =>
       read(async () => {
         await sql`DELETE FROM throttle WHERE reset_at <= ${now}`
-        await sql`DELETE FROM throttle WHERE key IN (
-          SELECT key FROM throttle ORDER BY reset_at LIMIT greatest((SELECT count(*) FROM throttle) - ${maxRows}, 0))`
+        const [{ n }] = await sql`SELECT count(*)::int AS n FROM throttle`
+        if (n > maxRows) await sql.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT $1)`, [n - maxRows])
       }),
   }
 }

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import type { ThrottleStore, WindowState } from './throttle.ts'
+import { OVERFLOW_ORDER, type ThrottleStore, type WindowState } from './throttle.ts'
 
 export function sqliteThrottle(db: Database): ThrottleStore {
   // a window that ended starts again at this hit
@@ -21,7 +21,8 @@ export function sqliteThrottle(db: Database): ThrottleStore {
     undo: (key) => void undo.run(key),
     purge(now, maxRows) {
       db.query('DELETE FROM throttle WHERE reset_at <= ?').run(now)
-      db.query('DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ORDER BY reset_at LIMIT max((SELECT count(*) FROM throttle) - ?, 0))').run(maxRows)
+      const { n } = db.query<{ n: number }, []>('SELECT count(*) AS n FROM throttle').get()!
+      if (n > maxRows) db.query(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT ?)`).run(n - maxRows)
     },
   }
 }

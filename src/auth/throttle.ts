@@ -21,12 +21,19 @@ export interface ThrottleStore {
   reset(key: string): Awaitable<void>
   /** Takes one hit back (a successful login lowers its account's count). */
   undo(key: string): Awaitable<void>
-  /** Deletes expired windows, then the soonest-expiring ones beyond `maxRows`. */
+  /** Deletes expired windows, then, beyond `maxRows`, those with the fewest hits first (see OVERFLOW_ORDER). */
   purge(now: number, maxRows: number): Awaitable<void>
 }
 
 /** Windows kept at most: a flood of made-up emails or addresses cannot grow the table without bound. */
 export const MAX_THROTTLE_ROWS = 100_000
+
+/**
+ * Which windows go first when there are too many: the fewest hits, then the
+ * soonest to end. A flood of made-up keys makes windows of one hit each, so
+ * it pushes out its own windows, never a lockout (which took many hits).
+ */
+export const OVERFLOW_ORDER = 'ORDER BY hits, reset_at'
 
 /** 128 bits of SHA-256, base64url: the same size whatever the input. */
 export const digest = (kind: string, ...parts: string[]) =>
