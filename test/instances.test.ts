@@ -119,13 +119,48 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
       expect((await api(server.url, 'GET', `/api/profiles/${author.username}`, { token: reader.token })).body.profile.following).toBe(false)
     }
 
+    // follow again -> the feed and the flag
+    await both('/api/articles/feed', reader.token)
+    await both(`/api/profiles/${author.username}`, reader.token)
+    await ok(call('POST', `/api/profiles/${author.username}/follow`, { token: reader.token }))
+    for (const server of [a, b]) {
+      const feed = await api(server.url, 'GET', '/api/articles/feed', { token: reader.token })
+      expect(feed.body.articles.map((x: { slug: string }) => x.slug)).toEqual([newSlug])
+      expect((await api(server.url, 'GET', `/api/profiles/${author.username}`, { token: reader.token })).body.profile.following).toBe(true)
+    }
+
+    // unfavorite -> count, flag and the favoriter's list
+    await both(`/api/articles/${newSlug}`, reader.token)
+    await both(`/api/articles?favorited=${reader.username}`)
+    await ok(call('DELETE', `/api/articles/${newSlug}/favorite`, { token: reader.token }))
+    for (const server of [a, b]) {
+      const art = await api(server.url, 'GET', `/api/articles/${newSlug}`, { token: reader.token })
+      expect(art.body.article).toMatchObject({ favorited: false, favoritesCount: 0 })
+      expect((await api(server.url, 'GET', `/api/articles?favorited=${reader.username}`)).body.articlesCount).toBe(0)
+    }
+
+    // username change -> the profile under each name, the author in articles, lists by author
+    const oldName = author.username
+    const newName = `${oldName}r`
+    await both(`/api/profiles/${oldName}`, reader.token)
+    await both(`/api/articles/${newSlug}`, reader.token)
+    await both(`/api/articles?author=${oldName}`)
+    await ok(call('PUT', '/api/user', { token: author.token, body: { user: { username: newName } } }))
+    for (const server of [a, b]) {
+      expect((await api(server.url, 'GET', `/api/profiles/${oldName}`, { token: reader.token })).status).toBe(404)
+      expect((await api(server.url, 'GET', `/api/profiles/${newName}`, { token: reader.token })).body.profile).toMatchObject({ username: newName, following: true })
+      expect((await api(server.url, 'GET', `/api/articles/${newSlug}`, { token: reader.token })).body.article.author.username).toBe(newName)
+      expect((await api(server.url, 'GET', `/api/articles?author=${oldName}`)).body.articlesCount).toBe(0)
+      expect((await api(server.url, 'GET', `/api/articles?author=${newName}`)).body.articlesCount).toBe(1)
+    }
+
     // delete -> gone everywhere
     await both(`/api/articles/${newSlug}`)
-    await both(`/api/articles?author=${author.username}`)
+    await both(`/api/articles?author=${newName}`)
     await ok(call('DELETE', `/api/articles/${newSlug}`, { token: author.token }), 204)
     for (const server of [a, b]) {
       expect((await api(server.url, 'GET', `/api/articles/${newSlug}`)).status).toBe(404)
-      expect((await api(server.url, 'GET', `/api/articles?author=${author.username}`)).body.articlesCount).toBe(0)
+      expect((await api(server.url, 'GET', `/api/articles?author=${newName}`)).body.articlesCount).toBe(0)
     }
   }, 60_000)
 
