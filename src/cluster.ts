@@ -59,6 +59,8 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   const done = new Promise<number>((r) => (resolveDone = r))
 
   const start = (id: number) => {
+    // a replacement scheduled before SIGTERM arrived: never started, it would outlive the stop
+    if (stopping) return
     const proc = Bun.spawn({
       cmd: [...self, 'serve'],
       env: {
