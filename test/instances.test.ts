@@ -406,7 +406,7 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       }
       expect(workers).toHaveLength(2)
       const user = await register(server.url)
-      // both workers answer (each probe is a new connection; the kernel spreads them)
+      // ready before the signal (each probe a new connection, which the kernel gives to either worker)
       for (let i = 0; i < 10; i++) expect((await probe(`${server.url}/ready`)) as object).toMatchObject({ status: 200 })
 
       const r = await stopWithDelay(server, user.token, delayMs, delayMs - 300)
