@@ -10,6 +10,19 @@ export const WORKER_ENV = 'CONDUIT_WORKER'
 const STARTUP_MS = 5_000
 /** Consecutive failed starts after which the supervisor gives up. */
 const MAX_FAILED_STARTS = 5
+/** After a worker's drain grace: time to checkpoint and close the database and exit. */
+const CLOSE_MARGIN_MS = 3_000
+
+/**
+ * How long the supervisor waits, after passing SIGTERM on, before it kills
+ * the workers that are still running: the whole of a worker's own shutdown
+ * (readiness 503 for the shutdown delay while it keeps serving, then at most
+ * the grace to finish what is in flight, then closing), plus a margin. Only a
+ * worker that is stuck is ever killed; one that drains exits on its own.
+ */
+export function hardDeadlineMs(config: Pick<Config, 'shutdownDelayMs' | 'shutdownGraceMs'>): number {
+  return config.shutdownDelayMs + config.shutdownGraceMs + CLOSE_MARGIN_MS
+}
 
 /**
  * `conduit serve --workers N`: N processes of this same binary serving one
@@ -21,7 +34,10 @@ const MAX_FAILED_STARTS = 5
  * This process only supervises: it applies migrations once, checks that the
  * port can be bound (one clear line if not), starts the workers, replaces one
  * that dies, and on SIGTERM/SIGINT passes the signal on and waits for all of
- * them to drain (each stops accepting, finishes what is in flight, closes).
+ * them to drain (each answers /ready 503 and keeps serving for
+ * SHUTDOWN_DELAY_SECONDS, then stops accepting, finishes what is in flight,
+ * closes). A worker still running past hardDeadlineMs is killed, and the
+ * supervisor then exits 1.
  */
 export async function supervise(config: Config, logger: Logger): Promise<number> {
   const { store, applied } = await openStore(config)
@@ -37,10 +53,14 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   const workers = new Map<number, { proc: Subprocess; startedAt: number }>()
   let failedStarts = 0
   let stopping = false
+  /** workers that had to be killed at the hard deadline */
+  let killed = 0
   let resolveDone: (code: number) => void = () => {}
   const done = new Promise<number>((r) => (resolveDone = r))
 
   const start = (id: number) => {
+    // a replacement scheduled before SIGTERM arrived: never started, it would outlive the stop
+    if (stopping) return
     const proc = Bun.spawn({
       cmd: [...self, 'serve'],
       env: {
@@ -50,6 +70,8 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
         HOST: config.host,
         DATABASE_URL: config.databaseUrl ?? config.databasePath,
         LOG_LEVEL: config.logLevel,
+        // the delay the hard deadline below allows for
+        SHUTDOWN_DELAY_SECONDS: String(config.shutdownDelayMs / 1000),
       },
       stdin: 'ignore',
       stdout: 'inherit',
@@ -82,10 +104,15 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
     logger.info('stopping workers', { reason, workers: workers.size })
     if (workers.size === 0) resolveDone(failedStarts ? 1 : 0)
     for (const { proc } of workers.values()) proc.kill('SIGTERM')
-    // each worker drains within the grace time; then they are made to stop
+    // each worker keeps serving for the shutdown delay, then drains within its grace time and
+    // exits; one that is still running well past that is stuck, and is made to stop
+    const deadlineMs = hardDeadlineMs(config)
     setTimeout(() => {
+      if (workers.size === 0) return
+      killed = workers.size
+      logger.error('workers did not stop in time; killing them', { workers: killed, deadlineMs })
       for (const { proc } of workers.values()) proc.kill('SIGKILL')
-    }, config.shutdownGraceMs + 3000).unref()
+    }, deadlineMs).unref()
   }
 
   process.on('SIGTERM', () => stop('SIGTERM'))
@@ -93,5 +120,5 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   for (let id = 1; id <= config.workers; id++) start(id)
   logger.info('supervising workers', { workers: config.workers, url: `http://${config.host}:${port}` })
   const code = await done
-  return failedStarts >= MAX_FAILED_STARTS ? 1 : code
+  return failedStarts >= MAX_FAILED_STARTS || killed > 0 ? 1 : code
 }

@@ -2,6 +2,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { hardDeadlineMs } from '../src/cluster.ts'
+import { defaults } from '../src/config.ts'
 import { binaryDatabase, onPostgres } from './support/backend.ts'
 import { api, freePort, register, type Server, startServer, tempDir, useBinary } from './e2e/support.ts'
 
@@ -44,8 +46,11 @@ describe.skipIf(onPostgres)('deploy/compose.yml', () => {
       })
       expect(s.depends_on.postgres.condition).toBe('service_healthy')
       expect(s.environment.TRUST_PROXY).toBe('true')
-      // the readiness delay fits in the time Docker waits before SIGKILL
-      expect(Number(s.environment.SHUTDOWN_DELAY_SECONDS) + 4).toBeLessThan(Number.parseInt(s.stop_grace_period, 10))
+      // the whole shutdown fits in the time Docker waits before SIGKILL: the readiness delay, the
+      // drain grace and the time to close (what `serve --workers N` allows its workers too)
+      const delayMs = Number(s.environment.SHUTDOWN_DELAY_SECONDS) * 1000
+      const shutdownMs = hardDeadlineMs({ shutdownDelayMs: delayMs, shutdownGraceMs: defaults.shutdownGraceMs })
+      expect(shutdownMs).toBeLessThan(Number.parseInt(s.stop_grace_period, 10) * 1000)
     }
   })
 

@@ -338,3 +338,128 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
     }
   }, 60_000)
 })
+
+/** One probe: a fresh connection (as a balancer's health check opens), the status or the error. */
+async function probe(url: string, init: RequestInit = {}): Promise<{ status: number; body: any } | { error: string }> {
+  try {
+    const res = await fetch(url, { ...init, headers: { connection: 'close', ...init.headers }, signal: AbortSignal.timeout(3_000) })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
+  } catch (e) {
+    return { error: String(e) }
+  }
+}
+
+/**
+ * SIGTERM to a server started with SHUTDOWN_DELAY_SECONDS = delayMs / 1000,
+ * then, until `windowMs` after the signal, rounds of probes on fresh
+ * connections: /ready must answer 503 and /health, a read and a write 200
+ * and 201 (the service keeps serving while the balancer notices). Returns
+ * what did not, the writes acknowledged, and how the process ended.
+ */
+async function stopWithDelay(server: Server, token: string, delayMs: number, windowMs: number) {
+  const stopping = server.stop('SIGTERM', delayMs + 10_000)
+  const t0 = performance.now()
+  const at = () => Math.round(performance.now() - t0)
+  // the signal is handled at once (in every worker): /ready turns 503 within a moment
+  let notReady = 0
+  while (notReady < 5 && at() < 2_000) {
+    const r = await probe(`${server.url}/ready`)
+    notReady = 'status' in r && r.status === 503 ? notReady + 1 : 0
+  }
+  expect(notReady).toBe(5)
+  const wrong: string[] = []
+  const acknowledged: string[] = []
+  let rounds = 0
+  const expectStatus = (what: string, r: Awaited<ReturnType<typeof probe>>, status: number) => {
+    if (!('status' in r) || r.status !== status) wrong.push(`${at()} ms ${what}: ${'status' in r ? `${r.status} ${JSON.stringify(r.body)}` : r.error}`)
+  }
+  while (at() < windowMs) {
+    const title = `during the delay ${rounds}`
+    const [ready, health, read, write] = await Promise.all([
+      probe(`${server.url}/ready`),
+      probe(`${server.url}/health`),
+      probe(`${server.url}/api/articles?limit=5`, { headers: { authorization: `Token ${token}` } }),
+      probe(`${server.url}/api/articles`, {
+        method: 'POST',
+        headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ article: { title, description: 'd', body: 'b' } }),
+      }),
+    ])
+    expectStatus('GET /ready', ready, 503)
+    if ('status' in ready && ready.status === 503) expect(ready.body).toEqual({ status: 'shutting down' })
+    expectStatus('GET /health', health, 200)
+    expectStatus('GET /api/articles', read, 200)
+    expectStatus('POST /api/articles', write, 201)
+    if ('status' in write && write.status === 201) acknowledged.push(write.body.article.slug)
+    rounds++
+    await Bun.sleep(100)
+  }
+  const lastProbeMs = at()
+  return { wrong, acknowledged, rounds, lastProbeMs, stopped: await stopping }
+}
+
+describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
+  test('one process: /ready answers 503 at once while /health and the API keep answering through the delay; then it exits 0', async () => {
+    const db = await binaryDatabase()
+    const delayMs = 2_000
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', SHUTDOWN_DELAY_SECONDS: String(delayMs / 1000), ...db.env } })
+    try {
+      const user = await register(server.url)
+      expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
+      const r = await stopWithDelay(server, user.token, delayMs, delayMs - 300)
+      expect(r.wrong).toEqual([])
+      expect(r.rounds).toBeGreaterThan(5)
+      expect(r.stopped).toMatchObject({ code: 0, signal: null, timedOut: false })
+      // it served the whole delay before closing
+      expect(r.stopped.ms).toBeGreaterThanOrEqual(delayMs)
+      // every write acknowledged during the delay is in the database
+      const q = db.queries(server.dir)
+      try {
+        expect(await q.count('SELECT count(*) FROM articles')).toBe(r.acknowledged.length)
+      } finally {
+        await q.close()
+      }
+    } finally {
+      if (server.proc.exitCode === null) await server.stop('SIGKILL')
+    }
+  }, 20_000)
+
+  test('serve --workers 2: a delay longer than grace + 3 s (the old hard deadline) is served to its end; no worker is killed', async () => {
+    const db = await binaryDatabase()
+    // the workers' grace for in-flight requests is 4 s; the supervisor used to kill them 4 + 3 s after SIGTERM
+    const delayMs = 8_000
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', SHUTDOWN_DELAY_SECONDS: String(delayMs / 1000), ...db.env },
+      args: ['serve', '--workers', '2'],
+    })
+    try {
+      let workers: number[] = []
+      for (let i = 0; i < 50 && workers.length < 2; i++) {
+        workers = await children(server.proc.pid)
+        if (workers.length < 2) await Bun.sleep(100)
+      }
+      expect(workers).toHaveLength(2)
+      const user = await register(server.url)
+      // ready before the signal (each probe a new connection, which the kernel gives to either worker)
+      for (let i = 0; i < 10; i++) expect((await probe(`${server.url}/ready`)) as object).toMatchObject({ status: 200 })
+
+      const r = await stopWithDelay(server, user.token, delayMs, delayMs - 300)
+      // probes ran past the old hard deadline, and every one was answered
+      expect(r.lastProbeMs).toBeGreaterThan(4_000 + 3_000 + 300)
+      expect(r.wrong).toEqual([])
+      expect(r.stopped).toMatchObject({ code: 0, signal: null, timedOut: false })
+      expect(r.stopped.ms).toBeGreaterThanOrEqual(delayMs)
+      expect(server.stdout() + server.stderr()).not.toContain('did not stop in time')
+      for (const pid of workers) expect(await Bun.$`kill -0 ${pid}`.nothrow().quiet().then((x) => x.exitCode)).not.toBe(0)
+      const q = db.queries(server.dir)
+      try {
+        expect(await q.count('SELECT count(*) FROM articles')).toBe(r.acknowledged.length)
+      } finally {
+        await q.close()
+      }
+    } finally {
+      if (server.proc.exitCode === null) await server.stop('SIGKILL')
+    }
+  }, 20_000)
+})
