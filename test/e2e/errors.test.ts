@@ -1,8 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CliResult, freePort, run, runCli, tempDir, useBinary } from './support.ts'
+import { type CliResult, freePort, installBinary, run, runCli, tempDir, useBinary } from './support.ts'
 import { onPostgres } from '../support/backend.ts'
 
 /**
@@ -61,6 +61,21 @@ describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
       expect(line).toMatch(/--port|PORT/)
       expect(readdirSync(cwd)).toEqual([])
     })
+  }, 30_000)
+
+  // binding below 1024 needs root (or CAP_NET_BIND_SERVICE): run the binary as nobody
+  test.skipIf(process.getuid?.() !== 0)('a port below 1024 without the right to bind it: exit 1, names the port and the way out', async () => {
+    const dir = installBinary(binary())
+    chmodSync(dir, 0o777)
+    const r = await run(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'conduit'), '--port', '80', '--host', '127.0.0.1'], {
+      cwd: dir,
+      timeoutMs: 15_000,
+    })
+    const line = oneLine(r, 1)
+    expect(line).toContain('127.0.0.1:80')
+    expect(line).toMatch(/permission|not permitted|privileged/i)
+    expect(line).toMatch(/--port|PORT/)
+    expect(readdirSync(dir)).toEqual(['conduit'])
   }, 30_000)
 
   test('--debug (or LOG_LEVEL=debug) adds the stack after the same first line', async () => {
@@ -199,6 +214,22 @@ describe.skipIf(onPostgres)('commands: a failure is one line', () => {
     } finally {
       db.close()
     }
+  }, 30_000)
+
+  test('a database migrated by a newer binary is refused: exit 2, names its version, leaves it as it was', async () => {
+    const cwd = tempDir()
+    expect((await runCli(binary(), ['migrate'], { cwd, ...CLI })).code).toBe(0)
+    const db = new Database(join(cwd, 'conduit.db'))
+    db.run('PRAGMA user_version = 99')
+    db.close()
+    for (const args of [['migrate'], []]) {
+      const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
+      expect(line).toContain('version 99 is newer than this binary knows')
+      expect(line).toContain(join(cwd, 'conduit.db'))
+    }
+    const after = new Database(join(cwd, 'conduit.db'))
+    expect((after.query('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(99)
+    after.close()
   }, 30_000)
 
   test('a file that is not a database: exit 1, names it', async () => {

@@ -317,4 +317,44 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       await server.stop()
     }
   }, 60_000)
+
+  test('DATABASE_POOL_MAX bounds the connections; DATABASE_PREPARED_STATEMENTS=false (PgBouncer transaction mode) serves everything', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_POOL_MAX: '3', DATABASE_PREPARED_STATEMENTS: 'false', ...db.env },
+    })
+    const admin = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'Pooled', description: 'd', body: 'b', tagList: ['pool'] } } })
+      expect(created.status).toBe(201)
+      const slug = created.body.article.slug as string
+      let peak = 0
+      const watching = (async () => {
+        for (let i = 0; i < 40; i++) {
+          const [{ n }] = await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
+          peak = Math.max(peak, n)
+          await Bun.sleep(5)
+        }
+      })()
+      // 60 requests at once, each a URL never asked before (built from the database)
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          i % 3 === 0
+            ? api(server.url, 'POST', `/api/articles/${slug}/comments`, { token: user.token, body: { comment: { body: `c${i}` } } })
+            : api(server.url, 'GET', `/api/articles?tag=pool&limit=${i + 1}`, { token: user.token }),
+        ),
+      )
+      await watching
+      expect(answers.map((a, i) => (i % 3 === 0 ? a.status === 201 || a.status === 200 : a.status === 200))).toEqual(answers.map(() => true))
+      expect(answers.filter((a, i) => i % 3 !== 0 && a.body.articlesCount !== 1)).toEqual([])
+      expect(peak).toBeGreaterThan(0)
+      expect(peak).toBeLessThanOrEqual(3)
+      expect((await api(server.url, 'GET', `/api/articles/${slug}/comments`)).body.comments).toHaveLength(20)
+      expect((await api(server.url, 'PUT', `/api/articles/${slug}`, { token: user.token, body: { article: { body: 'edited' } } })).body.article.body).toBe('edited')
+    } finally {
+      await admin.close()
+      await server.stop()
+    }
+  }, 60_000)
 })
