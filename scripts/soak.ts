@@ -28,7 +28,7 @@
  * The server runs with small caches (CACHE_MB, 8 MiB unless --cache-mb says
  * otherwise), so that they are full within the warm-up: what the check looks
  * for is memory that grows without bound, and caches still filling up to
- * their default budget (84 MiB of values, which takes minutes under this
+ * their default budget (90 MiB of values, which takes minutes under this
  * load and a few hundred MiB of process memory with the garbage collector's
  * headroom; see docs/PERFORMANCE.md) would look the same in a short run.
  */

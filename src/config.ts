@@ -83,7 +83,7 @@ export const defaults: Config = {
   shutdownDelayMs: 0,
   workers: 1,
   singleInstance: false,
-  cacheMb: 84,
+  cacheMb: 90,
 }
 
 type Env = Record<string, string | undefined>
@@ -136,7 +136,7 @@ export const environment = {
   WORKERS: 'processes serving one port and one database (default 1)',
   SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
-  CACHE_MB: 'MiB of cached answers and parts one process may keep (default 84; see the README on memory)',
+  CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90; see the README on memory)',
 } as const
 
 export function loadConfig(env: Env = process.env): Config {

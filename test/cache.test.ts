@@ -197,11 +197,12 @@ describe('DepCache', () => {
 describe('SlabCache', () => {
   test('returns exactly what was kept, across many wraps of the ring, or nothing', () => {
     const versions = new Versions()
-    const slab = new SlabCache(versions, 4096, 1000)
+    const slab = new SlabCache(versions, 4096, 1000, 16_384)
     const model = new Map<string, string>()
     const random = mulberry32(42)
     for (let i = 0; i < 20_000; i++) {
-      const key = `k${Math.floor(random() * 300)}`
+      const n = Math.floor(random() * 300)
+      const key = `k${n}${'q'.repeat((n % 7) * 100)}`
       if (random() < 0.6) {
         const value = `${i}:${'é😀x'.repeat(Math.floor(random() * 60))}`
         slab.set(key, value, [keys.article(i % 50)], versions.clock)
@@ -212,13 +213,14 @@ describe('SlabCache', () => {
         if (got !== undefined) expect(new TextDecoder().decode(got)).toBe(model.get(key)!)
       }
       if (random() < 0.01) versions.bump([keys.article(Math.floor(random() * 50))])
+      if (slab.weight > slab.budget) throw new Error(`weight ${slab.weight} over budget ${slab.budget} after ${i} steps`)
     }
     expect(slab.size).toBeGreaterThan(0)
   })
 
   test('drops a body whose dependencies changed, and one that overlaps a newer body', () => {
     const versions = new Versions()
-    const slab = new SlabCache(versions, 1000, 100)
+    const slab = new SlabCache(versions, 1000, 100, 4096)
     slab.set('a', 'x'.repeat(200), [keys.article(1)], versions.clock)
     slab.set('b', 'y'.repeat(200), [keys.article(2)], versions.clock)
     versions.bump([keys.article(1)])
@@ -227,6 +229,33 @@ describe('SlabCache', () => {
     for (let i = 0; i < 5; i++) slab.set(`c${i}`, 'z'.repeat(200), [], versions.clock)
     expect(slab.get('b')).toBeUndefined() // written over by the next lap
     expect(new TextDecoder().decode(slab.get('c4')!)).toBe('z'.repeat(200))
+  })
+
+  test('counts keys against a byte bound of their own: long ones push out the oldest, one too long is not kept', () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 1 << 20, 1000, 4096)
+    const key = (i: number) => `${i}${'k'.repeat(450)}` // 966 bytes each with the slot: four fit in 4,096
+    for (let i = 0; i < 10; i++) slab.set(key(i), 'v', [], versions.clock)
+    expect(slab.size).toBe(4)
+    expect([6, 7, 8, 9].map((i) => slab.get(key(i)) !== undefined)).toEqual([true, true, true, true])
+    expect(slab.get(key(5))).toBeUndefined()
+    expect(slab.weight).toBeLessThanOrEqual(slab.budget)
+    // a key over a quarter of the bound is not kept, and pushes nothing out
+    slab.set('x'.repeat(600), 'v', [], versions.clock)
+    expect(slab.get('x'.repeat(600))).toBeUndefined()
+    expect(slab.size).toBe(4)
+  })
+
+  test('a key replaced or found invalid still counts until the ring lets go of it', () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 1 << 20, 1000, 4096)
+    for (let i = 0; i < 50; i++) {
+      // a new string each time, as each request builds its own
+      slab.set(`/api/articles?tag=${'t'.repeat(400)}${i % 2}`, `${i}`, [keys.article(1)], versions.clock)
+      if (i % 5 === 0) versions.bump([keys.article(1)])
+      expect(slab.weight).toBeLessThanOrEqual(slab.budget)
+    }
+    expect(new TextDecoder().decode(slab.get(`/api/articles?tag=${'t'.repeat(400)}1`)!)).toBe('49')
   })
 })
 

@@ -28,7 +28,7 @@ export interface VerifiedToken {
 }
 
 /** What the budgets below add up to, in MiB: CACHE_MB scales them all (see config.ts). */
-export const CACHE_BUDGET_MB = 84
+export const CACHE_BUDGET_MB = 90
 
 /**
  * Every cache of one app, each bounded by entries and bytes (keys included).
@@ -38,12 +38,14 @@ export const CACHE_BUDGET_MB = 84
 export function createCaches(versions: Versions, scale = 1) {
   const cache = <K extends string | number, V>(entries: number, mb: number, weigh?: (v: V) => number) =>
     new DepCache<K, V>(versions, Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, mb * MB * scale), weigh)
+  const slab = (entries: number, mb: number, indexMb: number) =>
+    new SlabCache(versions, Math.round(mb * MB * scale), Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, indexMb * MB * scale))
   return {
     versions,
-    /** finished bodies of successful anonymous GETs, per URL, in one slab */
-    responses: new SlabCache(versions, Math.round(12 * MB * scale), Math.max(16, Math.round(8_000 * scale))),
-    /** finished bodies of successful signed-in GETs, per viewer and URL, in a slab of their own */
-    viewerResponses: new SlabCache(versions, Math.round(6 * MB * scale), Math.max(16, Math.round(4_000 * scale))),
+    /** finished bodies of successful anonymous GETs, per URL, in one slab (12 MiB, and 4 for keys and dependency lists) */
+    responses: slab(8_000, 12, 4),
+    /** finished bodies of successful signed-in GETs, per viewer and URL, in a slab of their own (6 MiB, and 2) */
+    viewerResponses: slab(4_000, 6, 2),
     /** a page's article ids and count, per filter and page (viewer-independent) */
     pages: cache<string, PageIds>(20_000, 6, (p) => 24 + p.ids.length * 8),
     /** list items without body, per article */

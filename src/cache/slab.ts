@@ -6,6 +6,8 @@ interface Slot {
   length: number
   deps: readonly number[]
   builtAt: number
+  /** what it weighs besides its body: key (UTF-16), dependency list, the slot itself */
+  weight: number
 }
 
 const encoder = new TextEncoder()
@@ -22,19 +24,28 @@ const encoder = new TextEncoder()
  * The live slots, in write order, are those from the head to the end of the
  * buffer (the previous lap) followed by those from its start to the head (this
  * lap), so the ones a new write overlaps are always the oldest.
+ *
+ * Besides the slab, keys and dependency lists are bounded in bytes
+ * (`indexBytes`), counted like DepCache's: a 16 KB URL costs 32 KB. They are
+ * counted for every slot the ring still holds, live or not (a slot replaced
+ * or found invalid keeps its key until the ring passes it), and the oldest
+ * slots go until both the slab and that bound fit.
  */
 export class SlabCache {
   private readonly slab: Uint8Array
   private readonly slots = new Map<string, Slot>()
   /** every slot written, oldest first (dropped ones are skipped when met) */
-  private ring: Slot[] = []
+  private ring: (Slot | undefined)[] = []
   private first = 0
   private head = 0
+  /** the weight of the slots from `first` on */
+  private held = 0
 
   constructor(
     private readonly versions: Versions,
     bytes: number,
     private readonly maxEntries: number,
+    private readonly indexBytes: number,
   ) {
     this.slab = new Uint8Array(bytes)
   }
@@ -43,16 +54,14 @@ export class SlabCache {
     return this.slots.size
   }
 
-  /** The bytes it may hold (the slab's). */
+  /** The bytes it may hold: the slab's, and as many for keys and dependency lists. */
   get budget(): number {
-    return this.slab.byteLength
+    return this.slab.byteLength + this.indexBytes
   }
 
-  /** The slab's bytes plus the keys and dependency lists of its entries. */
+  /** The slab's bytes plus the keys and dependency lists of the slots it holds. */
   get weight(): number {
-    let n = this.slab.byteLength
-    for (const [k, s] of this.slots) n += k.length * 2 + s.deps.length * 16 + 64
-    return n
+    return this.slab.byteLength + this.held
   }
 
   /** A copy of the body (the slab's bytes are written over later), if present and still valid. */
@@ -66,11 +75,12 @@ export class SlabCache {
     return this.slab.slice(s.offset, s.offset + s.length)
   }
 
-  /** Keeps `value` (built from a read that started at `builtAt`), unless already invalid or too large. */
+  /** Keeps `value` (built from a read that started at `builtAt`), unless already invalid or too large (body or key). */
   set(key: string, value: string, deps: readonly number[], builtAt: number): void {
     if (!this.versions.valid(builtAt, deps)) return
     const length = Buffer.byteLength(value)
-    if (length > this.slab.byteLength / 4) return
+    const weight = key.length * 2 + deps.length * 16 + 64
+    if (length > this.slab.byteLength / 4 || weight > this.indexBytes / 4) return
     this.slots.delete(key)
     if (this.head + length > this.slab.byteLength) {
       // the rest of the buffer holds the oldest slots: they go, and this lap starts over
@@ -78,11 +88,14 @@ export class SlabCache {
       this.head = 0
     }
     this.evict(this.head, this.head + length)
-    while (this.slots.size >= this.maxEntries && this.first < this.ring.length) this.drop(this.ring[this.first++]!)
+    while ((this.slots.size >= this.maxEntries || this.held + weight > this.indexBytes) && this.first < this.ring.length) {
+      this.drop(this.pass())
+    }
     encoder.encodeInto(value, this.slab.subarray(this.head, this.head + length))
-    const slot: Slot = { key, offset: this.head, length, deps, builtAt }
+    const slot: Slot = { key, offset: this.head, length, deps, builtAt, weight }
     this.slots.set(key, slot)
     this.ring.push(slot)
+    this.held += weight
     this.head += length
     if (this.first > 4096) {
       this.ring = this.ring.slice(this.first)
@@ -95,6 +108,7 @@ export class SlabCache {
     this.ring = []
     this.first = 0
     this.head = 0
+    this.held = 0
   }
 
   /** Drops the oldest slots while they overlap [from, to). */
@@ -103,8 +117,16 @@ export class SlabCache {
       const s = this.ring[this.first]!
       if (this.slots.get(s.key) === s && s.offset + s.length > from && s.offset < to) this.slots.delete(s.key)
       else if (this.slots.get(s.key) === s) return
-      this.first++
+      this.pass()
     }
+  }
+
+  /** The oldest slot, which the ring lets go of (its key with it). */
+  private pass(): Slot {
+    const s = this.ring[this.first]!
+    this.ring[this.first++] = undefined
+    this.held -= s.weight
+    return s
   }
 
   private drop(s: Slot): void {
