@@ -127,6 +127,35 @@ describe('client addresses', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 20_000)
+
+  test('registrations are counted per real client address: one address throttled, another still registers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conduit-peer-'))
+    const database = await binaryDatabase()
+    const running = await serve(
+      testConfig({
+        ...cheap,
+        port: 0,
+        host: '0.0.0.0',
+        databasePath: join(dir, 'c.db'),
+        databaseUrl: database.env.DATABASE_URL,
+        registrationThrottle: { enabled: true, perAddress: 2, windowSeconds: 3600 },
+      }),
+      silentLogger,
+    )
+    try {
+      const port = Number(new URL(running.url).port)
+      const user = (n: string) => ({ user: { username: n, email: `${n}@example.com`, password: 'a-long-password' } })
+      expect((await postFrom('127.0.0.2', port, '/api/users', user('first'))).status).toBe(201)
+      expect((await postFrom('127.0.0.2', port, '/api/users', user('second'))).status).toBe(201)
+      const third = await postFrom('127.0.0.2', port, '/api/users', user('third'))
+      expect(third.status).toBe(429)
+      expect(third.body.errors).toBeDefined()
+      expect((await postFrom('127.0.0.3', port, '/api/users', user('third'))).status).toBe(201)
+    } finally {
+      await running.shutdown('test')
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 20_000)
 })
 
 describe('list filters', () => {
