@@ -1,0 +1,100 @@
+/**
+ * bun bench/ab.ts --a BINARY --b BINARY [--size 20000] [--variant mix-1]
+ *                 [--rounds 3] [--duration 6] [--warmup 2] [--connections 64]
+ *
+ * Two builds compared under the same traffic, for a change whose effect is
+ * smaller than the run-to-run noise of `bun run bench` (where each variant
+ * runs once, minutes apart). Rounds alternate the order (A B, B A, ...); each
+ * measurement starts the build pinned to core 0 on a fresh copy of the same
+ * seed and drives it with wrk on core 1 (warm-up, then the measured run).
+ * Besides req/s, it reports the server's CPU time per request, which other
+ * processes on the machine disturb much less than throughput. Prints every
+ * measurement and the medians; A/B ratios above 1 mean B is faster.
+ */
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { discover, endpoints, type EndpointName, type Fixture } from './endpoints.ts'
+import { freePort, installCleanup, onCleanup, processCpuUs, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
+import { seededDatabase, workingCopy } from './seed.ts'
+import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
+
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string' },
+    size: { type: 'string', default: '20000' },
+    users: { type: 'string', default: '1000' },
+    variant: { type: 'string', default: 'mix-1' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '6' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '64' },
+  },
+})
+if (!values.a || !values.b) throw new Error('usage: bun bench/ab.ts --a BINARY --b BINARY [--variant mix-1] [--size N] [--rounds N]')
+const ROOT = resolve(import.meta.dir, '..')
+const TMP = join(ROOT, 'bench/tmp')
+const RUN_DIR = join(TMP, `ab-${process.pid}`)
+const SIZE = Number(values.size)
+const name = values.variant as EndpointName
+
+installCleanup()
+requireTaskset()
+await ensureWrk()
+mkdirSync(RUN_DIR, { recursive: true })
+onCleanup(async () => rmSync(RUN_DIR, { recursive: true, force: true }))
+const builds = { A: join(RUN_DIR, 'a'), B: join(RUN_DIR, 'b') }
+for (const [k, from] of [['A', values.a], ['B', values.b]] as const) {
+  if (!existsSync(from)) throw new Error(`${from} does not exist`)
+  copyFileSync(from, builds[k])
+  chmodSync(builds[k], 0o755)
+}
+const seeded = await seededDatabase(ROOT, builds.A, TMP, { articles: SIZE, users: Number(values.users), seed: 1 })
+
+let fixture: Fixture | undefined
+const AB_SECRET = 'bench-ab-signing-secret-of-at-least-32-characters'
+async function measure(which: 'A' | 'B') {
+  const db = workingCopy(seeded.file, join(RUN_DIR, 'work.db'))
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const t0 = performance.now()
+  const server = spawn([builds[which]], { core: 0, env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET } })
+  try {
+    await waitForAnswer(`${base}/health`, t0, server)
+    // the same seed and signing secret (AB_SECRET): the tokens of the first discovery work on every copy
+    fixture ??= await discover(base, RUN_DIR, Number(values.users), { mix: name.startsWith('mix'), seed: 1 })
+    const e = endpoints(fixture).find((x) => x.name === name)
+    if (!e) throw new Error(`no endpoint ${name}`)
+    const common = { base, script: e.script, connections: Number(values.connections), core: 1, tmpDir: RUN_DIR }
+    await runWrk({ ...common, durationS: Number(values.warmup), phase: 'w' })
+    const cpu0 = processCpuUs(server.pid)
+    const r = await runWrk({ ...common, durationS: Number(values.duration), phase: 'm' })
+    const cpuUs = processCpuUs(server.pid) - cpu0
+    return { rps: r.rps, p99: r.latencyMs.p99, errors: r.errorCount, usPerRequest: cpuUs / Math.max(1, r.requests) }
+  } finally {
+    await stop(server)
+  }
+}
+
+const results = { A: [] as Awaited<ReturnType<typeof measure>>[], B: [] as Awaited<ReturnType<typeof measure>>[] }
+for (let round = 0; round < Number(values.rounds); round++) {
+  for (const which of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+    const m = await measure(which)
+    results[which].push(m)
+    console.log(
+      `round ${round + 1} ${which}: ${Math.round(m.rps).toLocaleString('en').padStart(7)} req/s  p99 ${m.p99.toFixed(1)} ms  ` +
+        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  errors ${m.errors}`,
+    )
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const med = (k: 'A' | 'B') => ({ rps: median(results[k].map((m) => m.rps)), us: median(results[k].map((m) => m.usPerRequest)) })
+const A = med('A')
+const B = med('B')
+console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles, ${values.rounds} rounds`)
+console.log(`A ${values.a}: median ${Math.round(A.rps).toLocaleString('en')} req/s, ${A.us.toFixed(1)} µs of server CPU per request`)
+console.log(`B ${values.b}: median ${Math.round(B.rps).toLocaleString('en')} req/s, ${B.us.toFixed(1)} µs of server CPU per request`)
+console.log(`B/A: throughput ${(B.rps / A.rps).toFixed(3)}, CPU per request ${(B.us / A.us).toFixed(3)}`)
+await runCleanups()
+process.exit(0)
