@@ -19,10 +19,13 @@ export function postgresThrottle(sql: SQL): ThrottleStore {
     reset: (key) => write(async () => void (await sql`DELETE FROM throttle WHERE key = ${key}`)),
     undo: (key) => write(async () => void (await sql`UPDATE throttle SET hits = greatest(hits - 1, 0) WHERE key = ${key}`)),
     purge: (now, maxRows) =>
-      read(async () => {
-        await sql`DELETE FROM throttle WHERE reset_at <= ${now}`
-        const [{ n }] = await sql`SELECT count(*)::int AS n FROM throttle`
-        if (n > maxRows) await sql.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT $1)`, [n - maxRows])
-      }),
+      read(() =>
+        // one transaction: instances sweeping at once do not both cut the overflow
+        sql.begin(async (tx) => {
+          await tx`DELETE FROM throttle WHERE reset_at <= ${now}`
+          const [{ n }] = await tx`SELECT count(*)::int AS n FROM throttle`
+          if (n > maxRows) await tx.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT $1)`, [n - maxRows])
+        }),
+      ),
   }
 }

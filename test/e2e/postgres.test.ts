@@ -290,6 +290,45 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     }
   }, 60_000)
 
+  test('a write answered 503 while it waited for a pooled connection is never committed later', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), {
+      // SINGLE_INSTANCE: no change-log read before each request, so the write itself is what waits
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_TIMEOUT_SECONDS: '1', DATABASE_POOL_MAX: '1', SINGLE_INSTANCE: 'true', ...db.env },
+    })
+    const locker = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      // the token verified once (cached), and a list cached that the write would change
+      expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+      expect((await api(server.url, 'GET', '/api/articles?limit=50')).body.articlesCount).toBe(0)
+      const conn = await locker.reserve()
+      await conn`BEGIN`
+      await conn`LOCK TABLE articles IN ACCESS EXCLUSIVE MODE`
+      // reads that wait on the lock hold the one pooled connection in turn, a second each
+      const reads = Array.from({ length: 5 }, (_, i) => api(server.url, 'GET', `/api/articles?limit=${i + 2}`, { token: user.token, timeoutMs: 20_000 }))
+      await Bun.sleep(100)
+      const t0 = performance.now()
+      const write = await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('queued behind the lock'), timeoutMs: 20_000 })
+      expect({ status: write.status, body: write.body }).toEqual({ status: 503, body: UNAVAILABLE })
+      expect(performance.now() - t0).toBeLessThan(3_500)
+      // the lock goes while the write is still queued: it gets its connection after its answer
+      await conn`ROLLBACK`
+      conn.release()
+      for (const r of await Promise.all(reads)) expect([200, 503]).toContain(r.status)
+      await Bun.sleep(1_500)
+      const q = db.queries('')
+      const stored = await q.count("SELECT count(*) FROM articles WHERE title = 'queued behind the lock'")
+      await q.close()
+      // not committed; had it been, the cached list would have to show it (one instance: no change-log read)
+      expect({ stored, listed: (await api(server.url, 'GET', '/api/articles?limit=50')).body.articlesCount }).toEqual({ stored: 0, listed: 0 })
+      expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the queue') })).status).toBe(201)
+    } finally {
+      await locker.close()
+      await server.stop()
+    }
+  }, 60_000)
+
   test("the server ends the instance's connections (pg_terminate_backend): reads retried, no 500, every request served again at once", async () => {
     const db = await binaryDatabase()
     const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env } })

@@ -1,7 +1,7 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
-import { read, write } from './client.ts'
+import { Abandoned, read, write } from './client.ts'
 
 /** Change-log rows older than this are purged; an instance that read nothing for half as long drops its caches. */
 export const CHANGE_RETENTION_MS = 10 * 60_000
@@ -63,33 +63,38 @@ export class PgChanges implements ChangeFeed {
    */
   async write<T>(fn: (tx: TransactionSQL, changed: (keys: readonly number[]) => void) => Promise<T>): Promise<T> {
     const changed: number[] = []
-    let seq: string | undefined
-    const attempt = () =>
+    const attempt = (expired: () => boolean) =>
       this.sql.begin(async (tx) => {
+        // answered 503 while this waited for a connection: nothing is written
+        if (expired()) throw new Abandoned()
         changed.length = 0
         const result = await fn(tx, (k) => void changed.push(...k))
+        let seq: string | undefined
         if (changed.length) {
           const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${changed.join(' ')}, ${Date.now()}) RETURNING seq::text`
           seq = row.seq
         }
-        return result
+        // answered 503 meanwhile: roll back rather than commit what the client was told failed
+        if (expired()) throw new Abandoned()
+        return { result, seq }
       })
-    const out = await write(async () => {
+    return write(async (expired) => {
       // a deadlock or serialization failure rolled everything back: safe to run again
       for (let tries = 1; ; tries++) {
         try {
-          return await attempt()
+          const { result, seq } = await attempt(expired)
+          // committed: this instance's caches learn it now, even if the request was answered 503 meanwhile
+          if (seq !== undefined) {
+            this.versions.bump(changed)
+            if (!this.local) this.own.set(seq, Date.now())
+          }
+          return result
         } catch (e) {
           const state = (e as { errno?: unknown }).errno
-          if (tries >= 3 || (state !== '40P01' && state !== '40001')) throw e
+          if (tries >= 3 || expired() || (state !== '40P01' && state !== '40001')) throw e
         }
       }
     })
-    if (seq !== undefined) {
-      this.versions.bump(changed)
-      if (!this.local) this.own.set(seq, Date.now())
-    }
-    return out
   }
 
   sync(): void | Promise<void> {

@@ -16,8 +16,19 @@ export interface ClientOptions {
   timeoutMs?: number
 }
 
-/** How long read() and write() wait for an answer before they give up (503); 0: no limit. One per process (see connect). */
+/**
+ * How long read() and write() wait for an answer before they give up (503);
+ * 0: no limit. One per process: the last connect() sets it (a process serves
+ * one database; the commands that migrate, seed or copy set 0).
+ */
 let deadlineMs = 0
+
+/** Thrown inside a transaction whose request was already answered 503: it rolls back instead of committing late. */
+export class Abandoned extends Error {
+  constructor() {
+    super('abandoned: the request was answered 503 at its deadline')
+  }
+}
 
 /**
  * Bun's own PostgreSQL client (no dependency). TLS follows the URL's
@@ -29,10 +40,11 @@ let deadlineMs = 0
  */
 export function connect(url: string, o: ClientOptions): SQL {
   const timeout = o.timeoutMs ?? 0
-  if (timeout > 0) deadlineMs = timeout + 1000
+  deadlineMs = timeout > 0 ? timeout + 1000 : 0
   const connection: Record<string, string> = {}
   if (o.schema) connection.search_path = o.schema
-  if (timeout > 0) connection.statement_timeout = connection.lock_timeout = String(timeout)
+  // PgBouncer (prepare: false) refuses startup parameters it does not know: there, set them on the role (README)
+  if (timeout > 0 && o.prepare !== false) connection.statement_timeout = connection.lock_timeout = String(timeout)
   return new SQL({
     url,
     max: o.poolMax,
@@ -52,14 +64,24 @@ export function isTimedOut(e: unknown): boolean {
   return typeof errno === 'string' && CANCELLED_STATES.test(errno)
 }
 
-/** `fn`'s result, or DatabaseUnavailable once the deadline passes with no answer (the query is left to fail on its own). */
-function withDeadline<T>(fn: () => Promise<T>): Promise<T> {
-  if (deadlineMs === 0) return fn()
+/**
+ * `fn`'s result, or DatabaseUnavailable once the deadline passes with no
+ * answer. The work is not cancelled: `fn` gets `expired()`, true from that
+ * moment, so a transaction still waiting (for a pooled connection, a lock, an
+ * answer) can roll back instead of committing after its request was answered.
+ */
+function withDeadline<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T> {
+  if (deadlineMs === 0) return fn(() => false)
   let timer: Timer | undefined
+  let over = false
+  const limit = deadlineMs
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseUnavailable(new Error(`no answer from PostgreSQL within ${deadlineMs} ms`))), deadlineMs)
+    timer = setTimeout(() => {
+      over = true
+      reject(new DatabaseUnavailable(new Error(`no answer from PostgreSQL within ${limit} ms`)))
+    }, limit)
   })
-  return Promise.race([fn(), expired]).finally(() => clearTimeout(timer))
+  return Promise.race([fn(() => over), expired]).finally(() => clearTimeout(timer))
 }
 
 /** SQLSTATEs that mean "the server cannot serve now": connection failures, shutdown, start-up, too many clients. */
@@ -102,14 +124,14 @@ const CLOSED_TRIES = 32
  * to connect twice: 503.
  */
 export function read<T>(fn: () => Promise<T>): Promise<T> {
-  return withDeadline(async () => {
+  return withDeadline(async (expired) => {
     for (let tries = 1; ; tries++) {
       try {
         return await fn()
       } catch (e) {
         if (isTimedOut(e)) throw new DatabaseUnavailable(e)
         if (!isUnavailable(e)) throw e
-        if (tries >= (metClosedConnection(e) ? CLOSED_TRIES : 2)) throw new DatabaseUnavailable(e)
+        if (expired() || tries >= (metClosedConnection(e) ? CLOSED_TRIES : 2)) throw new DatabaseUnavailable(e)
         await new Promise((resolve) => setImmediate(resolve))
       }
     }
@@ -118,14 +140,17 @@ export function read<T>(fn: () => Promise<T>): Promise<T> {
 
 /**
  * Runs a write once (it may have committed before the connection broke: never
- * retried); unreachable or timed out: 503. A timed-out statement rolled its
- * transaction back; a write whose answer never came may still commit later,
- * as with any connection lost before the acknowledgment.
+ * retried); unreachable or timed out: 503. A statement the server timed out
+ * rolled its transaction back. Past the deadline, `expired()` is true: a
+ * transaction checks it when it gets its connection and before it commits
+ * (see PgChanges.write), so one answered 503 rolls back; only a COMMIT
+ * already on its way when the deadline passes may still land, as with any
+ * connection lost before the acknowledgment.
  */
-export function write<T>(fn: () => Promise<T>): Promise<T> {
-  return withDeadline(async () => {
+export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T> {
+  return withDeadline(async (expired) => {
     try {
-      return await fn()
+      return await fn(expired)
     } catch (e) {
       throw isUnavailable(e) || isTimedOut(e) ? new DatabaseUnavailable(e) : e
     }
