@@ -629,6 +629,14 @@ function copyDatabase(dir: string, into: string): string {
 async function inspect(database: Awaited<ReturnType<typeof binaryDatabase>>, dir: string, into: string) {
   const db = onPostgres ? database.queries(dir) : sqliteQueries(new Database(copyDatabase(dir, into)))
   try {
+    if (onPostgres) {
+      // The killed process's server connections outlive it until their statements end: a COMMIT it
+      // sent just before the kill still lands. What was in flight is known only once they are gone.
+      const until = Date.now() + 15_000
+      const others = () => db.count('SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+      while ((await others()) > 0 && Date.now() < until) await Bun.sleep(50)
+      expect(await others()).toBe(0)
+    }
     return { violations: await storageViolations(db), stored: await readDb(db) }
   } finally {
     await db.close()
