@@ -91,7 +91,7 @@ export class DepCache<K extends string | number, V> {
    */
   set(key: K, built: Built<V>, builtAt: number): void {
     if (!this.versions.valid(builtAt, built.deps)) return
-    const size = this.weigh(built.value) + keySize(key) + built.deps.length * 16 + 64
+    const size = this.weigh(built.value) + entryOverhead(key, built.deps)
     if (size > this.maxBytes) return
     const old = this.entries.get(key)
     if (old) this.remove(key, old)
@@ -114,4 +114,6 @@ export class DepCache<K extends string | number, V> {
   }
 }
 
-const keySize = (k: string | number) => (typeof k === 'string' ? k.length * 2 : 8)
+/** What a cached entry weighs besides its value: its key (UTF-16), its dependency list and its bookkeeping. */
+export const entryOverhead = (key: string | number, deps: readonly number[]): number =>
+  (typeof key === 'string' ? key.length * 2 : 8) + deps.length * 16 + 64

@@ -1,3 +1,4 @@
+import { entryOverhead } from './cache.ts'
 import type { Versions } from './versions.ts'
 
 interface Slot {
@@ -79,7 +80,7 @@ export class SlabCache {
   set(key: string, value: string, deps: readonly number[], builtAt: number): void {
     if (!this.versions.valid(builtAt, deps)) return
     const length = Buffer.byteLength(value)
-    const weight = key.length * 2 + deps.length * 16 + 64
+    const weight = entryOverhead(key, deps)
     if (length > this.slab.byteLength / 4 || weight > this.indexBytes / 4) return
     this.slots.delete(key)
     if (this.head + length > this.slab.byteLength) {

@@ -1,7 +1,7 @@
 import type { SQL } from 'bun'
 import { userChanged } from '../cache/keys.ts'
 import type { PgChanges } from '../db/postgres/changes.ts'
-import { Abandoned, isUniqueViolation, read, write } from '../db/postgres/client.ts'
+import { guardedTransaction, isUniqueViolation, read, write } from '../db/postgres/client.ts'
 import { explainTaken } from './taken.ts'
 import type { Credentials, UserRow, UserStore } from './store.ts'
 
@@ -19,14 +19,15 @@ export function postgresUsers(sql: SQL, changes: PgChanges): UserStore {
   return {
     async create(u) {
       try {
+        // answered 503 while this waited: no account is made
         const [row] = await write((expired) =>
-          sql.begin(async (tx) => {
-            // answered 503 while this waited for a connection: no account is made
-            if (expired()) throw new Abandoned()
-            return tx`INSERT INTO users (username, username_key, email, password_hash, created_at)
+          guardedTransaction(
+            sql,
+            expired,
+            (tx) => tx`INSERT INTO users (username, username_key, email, password_hash, created_at)
                       VALUES (${u.username}, ${u.usernameKey}, ${u.email}, ${u.passwordHash}, ${Date.now()})
-                      RETURNING id, username, email, bio, image, token_version`
-          }),
+                      RETURNING id, username, email, bio, image, token_version`,
+          ),
         )
         return row as UserRow
       } catch (e) {

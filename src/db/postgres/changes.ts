@@ -1,7 +1,7 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
-import { Abandoned, read, write } from './client.ts'
+import { guardedTransaction, read, write } from './client.ts'
 
 /** Change-log rows older than this are purged; an instance that read nothing for half as long drops its caches. */
 export const CHANGE_RETENTION_MS = 10 * 60_000
@@ -64,9 +64,7 @@ export class PgChanges implements ChangeFeed {
   async write<T>(fn: (tx: TransactionSQL, changed: (keys: readonly number[]) => void) => Promise<T>): Promise<T> {
     const changed: number[] = []
     const attempt = (expired: () => boolean) =>
-      this.sql.begin(async (tx) => {
-        // answered 503 while this waited for a connection: nothing is written
-        if (expired()) throw new Abandoned()
+      guardedTransaction(this.sql, expired, async (tx) => {
         changed.length = 0
         const result = await fn(tx, (k) => void changed.push(...k))
         let seq: string | undefined
@@ -74,8 +72,6 @@ export class PgChanges implements ChangeFeed {
           const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${changed.join(' ')}, ${Date.now()}) RETURNING seq::text`
           seq = row.seq
         }
-        // answered 503 meanwhile: roll back rather than commit what the client was told failed
-        if (expired()) throw new Abandoned()
         return { result, seq }
       })
     return write(async (expired) => {

@@ -1,4 +1,4 @@
-import { SQL } from 'bun'
+import { SQL, type TransactionSQL } from 'bun'
 import { DatabaseUnavailable } from '../store.ts'
 
 export interface ClientOptions {
@@ -24,7 +24,7 @@ export interface ClientOptions {
 let deadlineMs = 0
 
 /** Thrown inside a transaction whose request was already answered 503: it rolls back instead of committing late. */
-export class Abandoned extends Error {
+class Abandoned extends Error {
   constructor() {
     super('abandoned: the request was answered 503 at its deadline')
   }
@@ -143,7 +143,7 @@ export function read<T>(fn: () => Promise<T>): Promise<T> {
  * retried); unreachable or timed out: 503. A statement the server timed out
  * rolled its transaction back. Past the deadline, `expired()` is true: a
  * transaction checks it when it gets its connection and before it commits
- * (see PgChanges.write), so one answered 503 rolls back; only a COMMIT
+ * (guardedTransaction), so one answered 503 rolls back; only a COMMIT
  * already on its way when the deadline passes may still land, as with any
  * connection lost before the acknowledgment.
  */
@@ -155,6 +155,20 @@ export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T>
       throw isUnavailable(e) || isTimedOut(e) ? new DatabaseUnavailable(e) : e
     }
   })
+}
+
+/**
+ * One transaction for write(): it checks `expired` when it gets its
+ * connection and again before it commits, and rolls back if its request was
+ * answered 503 meanwhile, rather than commit what the client was told failed.
+ */
+export function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn: (tx: TransactionSQL) => Promise<T>): Promise<T> {
+  return sql.begin(async (tx) => {
+    if (expired()) throw new Abandoned()
+    const out = await fn(tx)
+    if (expired()) throw new Abandoned()
+    return out
+  }) as Promise<T>
 }
 
 /** Milliseconds stored as bigint arrive as strings. */
