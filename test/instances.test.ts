@@ -399,6 +399,16 @@ async function stopWithDelay(server: Server, token: string, delayMs: number, win
   return { wrong, acknowledged, rounds, lastProbeMs, stopped: await stopping }
 }
 
+/** The articles stored in a binary's database, read directly. */
+async function storedArticles(db: Awaited<ReturnType<typeof binaryDatabase>>, dir: string): Promise<number> {
+  const q = db.queries(dir)
+  try {
+    return await q.count('SELECT count(*) FROM articles')
+  } finally {
+    await q.close()
+  }
+}
+
 describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
   test('one process: /ready answers 503 at once while /health and the API keep answering through the delay; then it exits 0', async () => {
     const db = await binaryDatabase()
@@ -414,12 +424,7 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       // it served the whole delay before closing
       expect(r.stopped.ms).toBeGreaterThanOrEqual(delayMs)
       // every write acknowledged during the delay is in the database
-      const q = db.queries(server.dir)
-      try {
-        expect(await q.count('SELECT count(*) FROM articles')).toBe(r.acknowledged.length)
-      } finally {
-        await q.close()
-      }
+      expect(await storedArticles(db, server.dir)).toBe(r.acknowledged.length)
     } finally {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }
@@ -452,12 +457,7 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       expect(r.stopped.ms).toBeGreaterThanOrEqual(delayMs)
       expect(server.stdout() + server.stderr()).not.toContain('did not stop in time')
       for (const pid of workers) expect(await Bun.$`kill -0 ${pid}`.nothrow().quiet().then((x) => x.exitCode)).not.toBe(0)
-      const q = db.queries(server.dir)
-      try {
-        expect(await q.count('SELECT count(*) FROM articles')).toBe(r.acknowledged.length)
-      } finally {
-        await q.close()
-      }
+      expect(await storedArticles(db, server.dir)).toBe(r.acknowledged.length)
     } finally {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }

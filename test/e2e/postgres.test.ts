@@ -13,6 +13,17 @@ import { api, installBinary, register, runCli, startServer, tempDir, useBinary }
 const binary = useBinary()
 const oneLine = (stderr: string) => stderr.trim().split('\n')
 
+/** Holds an ACCESS EXCLUSIVE lock on articles in a transaction of its own until the returned function is called. */
+async function lockArticles(sql: SQL): Promise<() => Promise<void>> {
+  const conn = await sql.reserve()
+  await conn`BEGIN`
+  await conn`LOCK TABLE articles IN ACCESS EXCLUSIVE MODE`
+  return async () => {
+    await conn`ROLLBACK`
+    conn.release()
+  }
+}
+
 describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
   test('three instances starting together on an empty database all come up; the schema is applied once', async () => {
     const db = await binaryDatabase()
@@ -260,9 +271,7 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       expect(created.status).toBe(201)
       const slug = created.body.article.slug as string
 
-      const conn = await locker.reserve()
-      await conn`BEGIN`
-      await conn`LOCK TABLE articles IN ACCESS EXCLUSIVE MODE`
+      const unlock = await lockArticles(locker)
       try {
         for (const [method, path, body] of [
           ['GET', '/api/articles?limit=3', undefined],
@@ -274,8 +283,7 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
           expect(performance.now() - t0).toBeLessThan(3_500)
         }
       } finally {
-        await conn`ROLLBACK`
-        conn.release()
+        await unlock()
       }
       const after = await api(server.url, 'GET', `/api/articles/${slug}`, { token: user.token })
       expect(after.status).toBe(200)
@@ -302,9 +310,7 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       // the token verified once (cached), and a list cached that the write would change
       expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
       expect((await api(server.url, 'GET', '/api/articles?limit=50')).body.articlesCount).toBe(0)
-      const conn = await locker.reserve()
-      await conn`BEGIN`
-      await conn`LOCK TABLE articles IN ACCESS EXCLUSIVE MODE`
+      const unlock = await lockArticles(locker)
       // reads that wait on the lock hold the one pooled connection in turn, a second each
       const reads = Array.from({ length: 5 }, (_, i) => api(server.url, 'GET', `/api/articles?limit=${i + 2}`, { token: user.token, timeoutMs: 20_000 }))
       await Bun.sleep(100)
@@ -313,8 +319,7 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       expect({ status: write.status, body: write.body }).toEqual({ status: 503, body: UNAVAILABLE })
       expect(performance.now() - t0).toBeLessThan(3_500)
       // the lock goes while the write is still queued: it gets its connection after its answer
-      await conn`ROLLBACK`
-      conn.release()
+      await unlock()
       for (const r of await Promise.all(reads)) expect([200, 503]).toContain(r.status)
       await Bun.sleep(1_500)
       const q = db.queries('')
