@@ -298,6 +298,36 @@ describe('ResponseCache', () => {
     expect(await body(7, 'http://l/api/articles/a')).toBe('{"v":7,"n":4}')
     expect(await body(8, 'http://l/api/articles/a')).toBe('{"v":8,"n":2}') // viewer 8's is still valid
   })
+
+  test('a viewer whose flags show nowhere in an answer shares the anonymous one; never an answer built while their relations changed', async () => {
+    const versions = new Versions()
+    const caches = createCaches(versions)
+    const cache = new ResponseCache(caches)
+    const flags = (followees: number[]) => caches.viewers.set(7, { value: { followees: new Set(followees), favorites: new Set() }, deps: [keys.viewer(7)] }, versions.clock)
+    const text = (b: Uint8Array | string | undefined) => (b === undefined || typeof b === 'string' ? b : new TextDecoder().decode(b))
+    const url = 'http://l/api/profiles/five'
+    flags([])
+    // viewer 7 follows nobody: their answer is kept as everyone's
+    await cache.body({ id: 7 }, url, NO_PARAMS, async () => ({ value: '{"following":false}', deps: [keys.user(5), keys.viewer(7)] }))
+    expect(text(cache.peek(0, url))).toBe('{"following":false}')
+    expect(caches.viewerResponses.size).toBe(0)
+    versions.bump([keys.user(5)])
+    // a build that saw viewer 7 follow user 5, while they unfollowed (their relations were bumped mid-build)
+    flags([5])
+    await cache.body({ id: 7 }, url, NO_PARAMS, async () => {
+      versions.bump([keys.viewer(7)])
+      flags([])
+      return { value: '{"following":true}', deps: [keys.user(5), keys.viewer(7)] }
+    })
+    expect(cache.peek(0, url)).toBeUndefined()
+    expect(cache.peek(7, url)).toBeUndefined()
+    // viewer 7 follows user 5 now: not served the anonymous answer
+    await cache.body(null, url, NO_PARAMS, async () => ({ value: '{"following":false}', deps: [keys.user(5)] }))
+    flags([5])
+    expect(cache.peek(7, url)).toBeUndefined()
+    flags([])
+    expect(text(cache.peek(7, url))).toBe('{"following":false}')
+  })
 })
 
 describe('cache budgets', () => {

@@ -165,3 +165,76 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect((await w.app.request('GET', `/api/articles/${w.slug}`)).status).toBe(404)
   })
 })
+
+/**
+ * A signed-in reader who favorited none of an answer's articles and follows
+ * none of its users is served the anonymous body (src/http/responses.ts). The
+ * moment one of their flags would show, they get their own answer again, and
+ * no one else ever sees their flags.
+ */
+describe('signed-in readers share the anonymous answer only while none of their flags shows', () => {
+  const shared = (w: World) => ['/api/articles', `/api/articles/${w.slug}`, `/api/articles/${w.slug}/comments`, `/api/profiles/${w.author.username}`]
+
+  test('a reader with no flag on a page keeps no answer of their own; one whose flag shows does', async () => {
+    const w = await world()
+    await w.app.request('POST', `/api/articles/${w.slug}/comments`, { token: w.author.token, body: { comment: { body: 'by the author' } } })
+    for (const p of shared(w)) await get(w, p)
+    const own = () => w.app.app.caches.viewerResponses.size
+    const before = own()
+    // `other` follows nobody and favorited nothing: the anonymous bodies serve them
+    for (let i = 0; i < 2; i++) for (const p of shared(w)) expect(await get(w, p, w.other)).toEqual(await get(w, p))
+    expect(own()).toBe(before)
+    // `reader` follows the author, shown on each of these answers
+    for (let i = 0; i < 2; i++) for (const p of shared(w)) await get(w, p, w.reader)
+    expect(own()).toBe(before + shared(w).length)
+    expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.author.following).toBe(true)
+    expect((await get(w, `/api/articles/${w.slug}`)).article.author.following).toBe(false)
+  })
+
+  test('a favorite, then every shared answer it shows on, caches warm; and back', async () => {
+    const w = await world()
+    await warm(w, shared(w))
+    const favorited = async (who?: RegisteredUser) => [
+      (await get(w, `/api/articles/${w.slug}`, who)).article.favorited,
+      (await get(w, '/api/articles', who)).articles.find((a: { slug: string }) => a.slug === w.slug).favorited,
+    ]
+    expect((await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.other.token })).status).toBe(200)
+    expect(await favorited(w.other)).toEqual([true, true])
+    for (const who of [undefined, w.reader]) expect(await favorited(who)).toEqual([false, false])
+    expect((await get(w, `/api/articles/${w.slug}`)).article.favoritesCount).toBe(1)
+    // read again and again: still theirs alone
+    expect(await favorited(w.other)).toEqual([true, true])
+    expect(await favorited()).toEqual([false, false])
+    expect((await w.app.request('DELETE', `/api/articles/${w.slug}/favorite`, { token: w.other.token })).status).toBe(200)
+    for (const who of [undefined, w.reader, w.other]) expect(await favorited(who)).toEqual([false, false])
+    expect((await get(w, `/api/articles/${w.slug}`, w.other))).toEqual(await get(w, `/api/articles/${w.slug}`))
+  })
+
+  test('a follow, then every shared answer it shows on, caches warm; and back', async () => {
+    const w = await world()
+    await w.app.request('POST', `/api/articles/${w.slug}/comments`, { token: w.author.token, body: { comment: { body: 'by the author' } } })
+    await warm(w, shared(w))
+    const following = async (who?: RegisteredUser) => [
+      (await get(w, `/api/articles/${w.slug}`, who)).article.author.following,
+      (await get(w, '/api/articles', who)).articles.find((a: { slug: string }) => a.slug === w.slug).author.following,
+      (await get(w, `/api/articles/${w.slug}/comments`, who)).comments[0].author.following,
+      (await get(w, `/api/profiles/${w.author.username}`, who)).profile.following,
+    ]
+    await follow(w.app, w.other.token, w.author.username)
+    expect(await following(w.other)).toEqual([true, true, true, true])
+    expect(await following()).toEqual([false, false, false, false])
+    expect(await following(w.other)).toEqual([true, true, true, true])
+    expect((await w.app.request('DELETE', `/api/profiles/${w.author.username}/follow`, { token: w.other.token })).status).toBe(200)
+    expect(await following(w.other)).toEqual([false, false, false, false])
+    expect(await following()).toEqual([false, false, false, false])
+    expect(await following(w.reader)).toEqual([true, true, true, true])
+  })
+
+  test('the feed is never shared: an empty feed is its viewer’s, anonymous readers still get 401', async () => {
+    const w = await world()
+    for (let i = 0; i < 2; i++) expect((await get(w, '/api/articles/feed', w.other)).articlesCount).toBe(0)
+    for (let i = 0; i < 2; i++) expect((await w.app.request('GET', '/api/articles/feed')).status).toBe(401)
+    expect((await get(w, '/api/articles/feed', w.reader)).articlesCount).toBe(1)
+    expect((await w.app.request('GET', '/api/articles/feed?limit=5')).status).toBe(401)
+  })
+})

@@ -65,14 +65,18 @@ export class SlabCache {
     return this.slab.byteLength + this.held
   }
 
-  /** A copy of the body (the slab's bytes are written over later), if present and still valid. */
-  get(key: string): Uint8Array | undefined {
+  /**
+   * A copy of the body (the slab's bytes are written over later), if present
+   * and still valid, and if `accept` (given) accepts what it was built from.
+   */
+  get(key: string, accept?: (deps: readonly number[]) => boolean): Uint8Array | undefined {
     const s = this.slots.get(key)
     if (s === undefined) return undefined
     if (!this.versions.valid(s.builtAt, s.deps)) {
       this.slots.delete(key)
       return undefined
     }
+    if (accept !== undefined && !accept(s.deps)) return undefined
     return this.slab.slice(s.offset, s.offset + s.length)
   }
 

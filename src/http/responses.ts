@@ -1,5 +1,6 @@
 import type { Built } from '../cache/cache.ts'
-import type { Caches } from '../cache/caches.ts'
+import type { Caches, ViewerFlags } from '../cache/caches.ts'
+import { keys } from '../cache/keys.ts'
 
 export const NO_PARAMS: ReadonlySet<string> = new Set()
 
@@ -7,10 +8,18 @@ export const NO_PARAMS: ReadonlySet<string> = new Set()
  * Finished bodies of successful GETs (article lists, articles, comments,
  * profiles, tags), kept UTF-8 encoded and ready to send: per path with query
  * for anonymous readers, who share them, and per viewer and path with query
- * for signed-in ones (their flags differ), in a smaller slab of its own so
- * many viewers cannot push out what every anonymous reader shares. Each
- * remembers what it was built from, the viewer's relations included, and is
- * dropped exactly when one of those parts changes (see src/cache/versions.ts).
+ * for signed-in ones whose flags show, in a smaller slab of its own so many
+ * viewers cannot push out what every anonymous reader shares. Each remembers
+ * what it was built from, the viewer's relations included, and is dropped
+ * exactly when one of those parts changes (see src/cache/versions.ts).
+ *
+ * A signed-in viewer sees an answer exactly as an anonymous reader does when
+ * they favorited none of its articles and follow none of its users: then they
+ * are served, and their answer is kept as, the anonymous body (most readers,
+ * on most pages, have no flag to show). Every article and user an answer
+ * shows is among its dependencies (it is built from them), so those tell
+ * which flags could show; the viewer's flags are checked as they are now.
+ * The feed is each viewer's own and never shared.
  */
 export class ResponseCache {
   constructor(private readonly caches: Caches) {}
@@ -31,31 +40,70 @@ export class ResponseCache {
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(id)
-    if (onlyParams(url, params)) this.slab(id).set(cacheKey(id, url), built.value, built.deps, at)
+    if (onlyParams(url, params)) this.store(id, url, built, at)
     return built.value
   }
 
   /** The body `viewer` (0: anonymous) gets at `url`, if cached and still valid. */
   peek(viewer: number, url: string): Uint8Array | undefined {
-    return this.slab(viewer).get(cacheKey(viewer, url))
+    const key = cacheKey(url)
+    if (viewer === 0) return this.caches.responses.get(key)
+    const own = this.caches.viewerResponses.get(`${viewer} ${key}`)
+    if (own !== undefined || isOwn(key)) return own
+    const flags = this.caches.viewers.get(viewer)
+    return flags && this.caches.responses.get(key, (deps) => showsNone(deps, flags))
   }
 
   /** Keeps a body composed just now for `viewer` (all its parts valid at this moment). */
   keep(viewer: number, url: string, built: Built<string>): string {
-    this.slab(viewer).set(cacheKey(viewer, url), built.value, built.deps, this.caches.versions.clock)
+    this.store(viewer, url, built, this.caches.versions.clock)
     return built.value
   }
 
-  private slab(viewer: number) {
-    return viewer === 0 ? this.caches.responses : this.caches.viewerResponses
+  /** Keeps a body built from a read that started at `at`: as the anonymous one when the viewer's flags show nowhere in it. */
+  private store(viewer: number, url: string, built: Built<string>, at: number): void {
+    const key = cacheKey(url)
+    if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at)
+    if (!isOwn(key)) {
+      const flags = this.caches.viewers.get(viewer)
+      // valid with the viewer's relations: their flags now are the ones it was built with
+      if (flags && this.caches.versions.valid(at, built.deps) && showsNone(built.deps, flags)) {
+        const relations = keys.viewer(viewer)
+        return this.caches.responses.set(key, built.value, built.deps.filter((k) => k !== relations), at)
+      }
+    }
+    this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at)
   }
 }
 
-/** Keyed by viewer and path with query: the Host header names no different content. */
-function cacheKey(viewer: number, url: string): string {
+const ARTICLE = keys.article(0)
+const USER = keys.user(0)
+const USER_END = keys.user(2 ** 32)
+
+/**
+ * Whether a viewer with these flags sees an answer built from `deps` as an
+ * anonymous reader does: no article among them favorited, no user followed.
+ * A viewer whose favorites are not all known (null) is never assumed to.
+ */
+function showsNone(deps: readonly number[], flags: ViewerFlags): boolean {
+  const favorites = flags.favorites
+  if (favorites === null) return false
+  for (let i = 0; i < deps.length; i++) {
+    const k = deps[i]!
+    if (k < ARTICLE || k >= USER_END) continue
+    if (k < USER ? favorites.has(k - ARTICLE) : flags.followees.has(k - USER)) return false
+  }
+  return true
+}
+
+/** The feed: a viewer's own list, never the same as anyone else's. */
+const FEED = '/api/articles/feed'
+const isOwn = (key: string) => key.startsWith(FEED) && (key.length === FEED.length || key[FEED.length] === '?' || key[FEED.length] === '/')
+
+/** Keyed by path with query (and viewer, in their slab): the Host header names no different content. */
+function cacheKey(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
-  const path = start < 0 ? '/' : url.slice(start)
-  return viewer === 0 ? path : `${viewer} ${path}`
+  return start < 0 ? '/' : url.slice(start)
 }
 
 function onlyParams(url: string, params: ReadonlySet<string>): boolean {
