@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import type { TestApp } from './support/app.ts'
-import { conduitApp, follow, registerUsers } from './support/conduit.ts'
+import { NEWEST_WINDOW } from '../src/articles/reads.ts'
+import { seedDatabase } from '../src/db/seed.ts'
+import { conduitApp, follow, registerUsers, slugsOf } from './support/conduit.ts'
 import { createArticle, type RegisteredUser } from './support/fixtures.ts'
 
 /**
@@ -236,5 +238,47 @@ describe('signed-in readers share the anonymous answer only while none of their 
     for (let i = 0; i < 2; i++) expect((await w.app.request('GET', '/api/articles/feed')).status).toBe(401)
     expect((await get(w, '/api/articles/feed', w.reader)).articlesCount).toBe(1)
     expect((await w.app.request('GET', '/api/articles/feed?limit=5')).status).toBe(401)
+  })
+})
+
+/**
+ * The plain newest-first pages within the first NEWEST_WINDOW articles are
+ * sliced from one cached read (src/articles/reads.ts): each write that
+ * shifts that list shifts every page, inside the window, across its edge
+ * and beyond it, exactly as the database orders them.
+ */
+describe('the newest-first window: a write, then every page of the list, caches warm', () => {
+  test('a new article and a deletion shift every page, inside, across and past the window', async () => {
+    const app = await conduitApp()
+    await seedDatabase(app.store.bulk, { users: 20, articles: NEWEST_WINDOW + 150, tags: 10, follows: 2, favoritesPerArticle: 0.2, commentsPerArticle: 0, seed: 4, passwordHash: 'x' })
+    const [writer] = await registerUsers(app, 1)
+    const pages = [
+      [20, 0], [20, 20], [10, 500], [20, NEWEST_WINDOW - 20], [5, NEWEST_WINDOW - 5], [20, NEWEST_WINDOW - 10],
+      [20, NEWEST_WINDOW], [20, NEWEST_WINDOW + 140], [20, NEWEST_WINDOW + 160],
+    ]
+    const url = ([limit, offset]: number[]) => `/api/articles?limit=${limit}&offset=${offset}`
+    const read = async (p: number[], token?: string) => {
+      const res = await app.request('GET', url(p), token ? { token } : {})
+      expect(res.status).toBe(200)
+      return { slugs: slugsOf(res), count: res.body.articlesCount }
+    }
+    // the database's own order, read past every cache
+    const truth = async ([limit, offset]: number[]) => ({
+      slugs: (await app.db.all<{ slug: string }>('SELECT slug FROM articles ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?', limit, offset)).map((r) => r.slug),
+      count: await app.db.count('SELECT count(*) FROM articles'),
+    })
+    const check = async () => {
+      for (const p of pages) {
+        const want = await truth(p)
+        expect({ page: p, ...(await read(p)) }).toEqual({ page: p, ...want })
+        expect({ page: p, ...(await read(p, writer!.token)) }).toEqual({ page: p, ...want })
+      }
+    }
+    for (let i = 0; i < 2; i++) await check()
+    const { slug } = await createArticle(app, writer!.token, { title: 'Newest of all' })
+    expect((await read([20, 0])).slugs[0]).toBe(slug)
+    await check()
+    expect((await app.request('DELETE', `/api/articles/${slug}`, { token: writer!.token })).status).toBe(204)
+    await check()
   })
 })

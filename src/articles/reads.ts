@@ -12,10 +12,28 @@ import type { WrittenArticle } from './store.ts'
 /** A feed depends on the new articles of each followed author, up to this many authors; beyond, on every new article. */
 const MAX_FEED_AUTHOR_KEYS = 200
 
+/**
+ * The newest-first list's first ids, read as one value (one index walk, the
+ * count in the same snapshot): every plain page within it is sliced from it.
+ * A new article shifts every page of that list, so each of them would be
+ * read again after each one; the window is read once instead.
+ */
+export const NEWEST_WINDOW = 1_000
+const WINDOW_KEY = 'newest'
+const WINDOW: Page = { limit: NEWEST_WINDOW, offset: 0 }
+
+const plain = (f: ListFilters) => !f.tag.length && !f.author.length && !f.favorited.length
+/** Whether a page is one the window holds. */
+const inWindow = (f: ListFilters, p: Page) => plain(f) && p.offset + p.limit <= NEWEST_WINDOW
+const slice = (w: Built<PageIds>, p: Page): Built<PageIds> => ({
+  value: { ids: w.value.ids.slice(p.offset, p.offset + p.limit), total: w.value.total },
+  deps: w.deps,
+})
+
 /** What a list page depends on besides its items: its filters' lists (see src/cache/keys.ts). */
 function pageDeps(filters: ListFilters): number[] {
   const deps: number[] = [keys.anyList]
-  if (!filters.tag.length && !filters.author.length && !filters.favorited.length) deps.push(keys.newest)
+  if (plain(filters)) deps.push(keys.newest)
   for (const t of filters.tag) deps.push(keys.byTag(t))
   for (const a of filters.author) deps.push(keys.byAuthor(a))
   for (const f of filters.favorited) deps.push(keys.favoritedBy(f))
@@ -146,6 +164,10 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
     /** GET /api/articles from cached parts alone (synchronously), or undefined. */
     cachedList(filters: ListFilters, p: Page, viewer: number): Built<string> | undefined {
+      if (inWindow(filters, p)) {
+        const window = caches.pages.getBuilt(WINDOW_KEY)
+        return window && compose(slice(window, p), viewer)
+      }
       const ids = caches.pages.getBuilt(listKey(filters, p))
       return ids && compose(ids, viewer)
     },
@@ -162,6 +184,9 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
     /** GET /api/articles */
     async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<string>> {
+      if (inWindow(filters, p)) {
+        return render(slice(await page(WINDOW_KEY, pageDeps(filters), () => store.lists.page(filters, WINDOW)), p), viewer)
+      }
       return render(await page(listKey(filters, p), pageDeps(filters), () => store.lists.page(filters, p)), viewer)
     },
 
