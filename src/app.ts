@@ -22,7 +22,7 @@ import { validationErrors } from './http/validation.ts'
 import { type Logger, silentLogger } from './log.ts'
 import { profileReads } from './profiles/reads.ts'
 import { profileRoutes } from './profiles/routes.ts'
-import { tagRoutes } from './tags/routes.ts'
+import { tagRoutes, tagsJson } from './tags/routes.ts'
 import { userRoutes } from './users/routes.ts'
 
 export interface AppOptions {
@@ -49,7 +49,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const profiles = profileReads(store, caches)
   const articles = articleReads(store, caches, profiles)
   const comments = commentReads(store, caches, articles, profiles)
-  const reads = { articles, comments, profiles }
+  const reads = { articles, comments, profiles, tags: tagsJson(store.tags) }
 
   const api = new Elysia({ prefix: '/api' })
     .use(
@@ -98,26 +98,37 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const anyOriginHeaders = new Headers(anyOrigin)
 
   const access = accessLog(logger)
+  // the framework's own handler, once it is built (below)
+  let viaElysia: (request: Request) => Promise<Response>
   /**
-   * A GET answered before Elysia sees it: the anonymous body kept for the URL,
-   * or one composed from cached parts (src/http/fast.ts). A token counts only
-   * if it was fully verified before and its user has not changed since.
-   * Anything else goes through the routes.
+   * A plain GET answered before Elysia sees it: the body kept for the URL
+   * (see ResponseCache), one composed from cached parts, or one read as the
+   * route would (src/http/fast.ts). A token counts only if it was fully
+   * verified before and its user has not changed since. Anything else goes
+   * through the routes, and so does a read that fails: they answer it (404,
+   * or the error's envelope), but for the database being down, answered here
+   * (the routes would wait for it a second time).
    */
-  const cachedAnswer = (request: Request): Response | undefined => {
+  const cachedAnswer = (request: Request): Response | Promise<Response> | undefined => {
     if (request.method !== 'GET') return undefined
     const t0 = performance.now()
     const viewer = tokens.verified(request.headers.get('authorization') ?? undefined)
     if (viewer === undefined) return undefined
     const url = request.url
-    let body: Uint8Array | string | undefined = responses.peek(viewer, url)
-    if (body === undefined) {
-      const start = url.indexOf('/', url.indexOf('//') + 2)
-      const q = url.indexOf('?', start)
-      const built = fastGet(reads, q < 0 ? url.slice(start) : url.slice(start, q), q < 0 ? '' : url.slice(q + 1), viewer)
-      if (built === undefined) return undefined
-      body = responses.keep(viewer, url, built)
-    }
+    const hit = responses.peek(viewer, url)
+    if (hit !== undefined) return ok(request, hit, t0)
+    const start = url.indexOf('/', url.indexOf('//') + 2)
+    const q = url.indexOf('?', start)
+    const at = caches.versions.clock
+    const built = fastGet(reads, q < 0 ? url.slice(start) : url.slice(start, q), q < 0 ? '' : url.slice(q + 1), viewer)
+    if (built === undefined) return undefined
+    if (!(built instanceof Promise)) return ok(request, responses.keep(viewer, url, built, at), t0)
+    return built.then(
+      (b) => ok(request, responses.keep(viewer, url, b, at), t0),
+      (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e) : viaElysia(request)),
+    )
+  }
+  const ok = (request: Request, body: Uint8Array | string, t0: number) => {
     const headers = config.corsOrigins === '*' ? anyOriginHeaders : cachedHeaders(request)
     return access.early(request, new Response(body, { headers }), t0)
   }
@@ -169,7 +180,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     .use(docs())
     .use(api)
 
-  const viaElysia = app.handle
+  viaElysia = app.handle
   const answer = (request: Request): Response | Promise<Response> => cachedAnswer(request) ?? viaElysia(request)
   /**
    * The entry point: first what other processes and instances changed

@@ -54,9 +54,12 @@ export class ResponseCache {
     return flags && this.caches.responses.get(key, (deps) => showsNone(deps, flags))
   }
 
-  /** Keeps a body composed just now for `viewer` (all its parts valid at this moment). */
-  keep(viewer: number, url: string, built: Built<string>): string {
-    this.store(viewer, url, built, this.caches.versions.clock)
+  /**
+   * Keeps a body built for `viewer` from reads that started at clock `at`
+   * (the default: composed just now, all its parts valid at this moment).
+   */
+  keep(viewer: number, url: string, built: Built<string>, at = this.caches.versions.clock): string {
+    this.store(viewer, url, built, at)
     return built.value
   }
 
