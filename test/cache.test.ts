@@ -218,6 +218,20 @@ describe('SlabCache', () => {
     expect(slab.size).toBeGreaterThan(0)
   })
 
+  test('a Response made from a body keeps its bytes when the slab is written over right after (Bun copies them)', async () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 4000, 100, 4096)
+    slab.set('a', 'x'.repeat(400), [], versions.clock)
+    const body = slab.get('a')!
+    expect(body.byteLength).toBe(400)
+    const response = new Response(body)
+    // the next lap writes over the same bytes
+    for (let i = 0; i < 5; i++) slab.set(`b${i}`, 'y'.repeat(900), [], versions.clock)
+    expect(new TextDecoder().decode(body)).not.toBe('x'.repeat(400))
+    expect(slab.get('a')).toBeUndefined()
+    expect(await response.text()).toBe('x'.repeat(400))
+  })
+
   test('drops a body whose dependencies changed, and one that overlaps a newer body', () => {
     const versions = new Versions()
     const slab = new SlabCache(versions, 1000, 100, 4096)

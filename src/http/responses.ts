@@ -36,7 +36,8 @@ export class ResponseCache {
     build: (viewer: number) => Promise<Built<string>>,
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
-    const hit = this.peek(id, url)
+    // a copy: the caller awaits, and other answers kept meanwhile may write over the slab
+    const hit = this.peek(id, url)?.slice()
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(id)
@@ -44,7 +45,7 @@ export class ResponseCache {
     return built.value
   }
 
-  /** The body `viewer` (0: anonymous) gets at `url`, if cached and still valid. */
+  /** The body `viewer` (0: anonymous) gets at `url`, if cached and still valid: a view of a slab, to use at once (see SlabCache.get). */
   peek(viewer: number, url: string): Uint8Array | undefined {
     const key = cacheKey(url)
     if (viewer === 0) return this.caches.responses.get(key)
