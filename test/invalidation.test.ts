@@ -51,7 +51,12 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     await warm(w, paths.filter((p) => p !== '/api/articles/feed'))
     await get(w, '/api/articles/feed', w.reader)
     const bystander = w.app.app.caches.articles.size
+    const readerId = (await w.app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', w.reader.username))!.id
+    const feedIds = () => w.app.app.caches.pages.get(`feed|${readerId}|20|0`)
+    expect(feedIds()).toBeDefined()
     expect((await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.reader.token })).status).toBe(200)
+    // the favoriter's feed lists the same articles: its ids stay cached, its flags change below
+    expect(feedIds()).toBeDefined()
     expect((await get(w, `/api/articles/${w.slug}`)).article.favoritesCount).toBe(1)
     expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.favorited).toBe(true)
     expect((await get(w, `/api/articles/${w.slug}`, w.other)).article.favorited).toBe(false)

@@ -93,7 +93,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     if (flags === undefined || flags.favorites === null) return undefined
     const { ids, total } = p.value
     const deps = p.deps.slice()
-    if (viewer) deps.push(keys.viewer(viewer))
+    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
     let out = ''
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
@@ -113,7 +113,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     if (composed) return composed
     const { ids, total } = p.value
     const deps = [...p.deps]
-    if (viewer) deps.push(keys.viewer(viewer))
+    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
     if (!ids.length) return { value: `{"articles":[],"articlesCount":${total}}`, deps }
     const [parts, flags] = await Promise.all([items(ids), profiles.flags(viewer)])
     const present = ids.filter((id) => parts.has(id))
@@ -155,7 +155,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || head === undefined || flags === undefined || flags.favorites === null) return undefined
     const deps = [keys.article(id), keys.user(authorId)]
-    if (viewer) deps.push(keys.viewer(viewer))
+    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
     return { value: `{"article":${articleJson(parts, head, flags.favorites.has(id), flags.followees.has(authorId))}}`, deps }
   }
 
@@ -190,7 +190,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       return render(await page(listKey(filters, p), pageDeps(filters), () => store.lists.page(filters, p)), viewer)
     },
 
-    /** GET /api/articles/feed: depends on the viewer's follows and on new articles of whom they follow. */
+    /** GET /api/articles/feed: its ids depend on the viewer's follows (not their favorites) and on new articles of whom they follow. */
     async feed(p: Page, viewer: number): Promise<Built<string>> {
       const flags = await profiles.flags(viewer)
       const deps = [keys.anyList, keys.viewer(viewer)]
@@ -218,7 +218,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       const head = heads.get(author_id)
       if (head === undefined) throw notFound('article')
       const deps = [keys.article(id), keys.user(author_id)]
-      if (viewer) deps.push(keys.viewer(viewer))
+      if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
       return { value: `{"article":${articleJson(parts, head, favorited(id), flags.followees.has(author_id))}}`, deps }
     },
   }

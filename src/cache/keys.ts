@@ -7,9 +7,10 @@
  * a kind and an id, or a kind and the hash of a tag or a normalised username.
  *
  * Which write changes what:
- * - favorite / unfavorite: the article (its count), the viewer's relations,
- *   the favoriter's `favorited=` lists;
- * - follow / unfollow: the viewer's relations (flags and feed);
+ * - favorite / unfavorite: the article (its count), the favoriter's
+ *   favorites (their `favorited` flags, not their feed), the favoriter's
+ *   `favorited=` lists;
+ * - follow / unfollow: the viewer's follows (`following` flags and feed);
  * - comment added / deleted: that article's comment list;
  * - profile edit: that user (profiles, author parts, tokens); a new username
  *   also the author and favorited lists under both names;
@@ -31,8 +32,10 @@ const named = (kind: number) => (name: string): Key => kind * KIND + Bun.hash.cr
 export const keys = {
   article: id(1),
   user: id(2),
-  /** a viewer's follows and favorites: the flags they see, their feed */
+  /** a viewer's follows: the `following` flags they see, their feed */
   viewer: id(3),
+  /** a viewer's favorites: the `favorited` flags they see */
+  favoritesOf: id(12),
   comments: id(4),
   /** the articles of one author (by id): the feeds of their followers */
   articlesBy: id(5),
@@ -63,7 +66,7 @@ export function articleDeleted(id: number): Key[] {
 }
 
 export function favoriteChanged(articleId: number, userId: number, userKey: string): Key[] {
-  return [keys.article(articleId), keys.viewer(userId), keys.favoritedBy(userKey)]
+  return [keys.article(articleId), keys.favoritesOf(userId), keys.favoritedBy(userKey)]
 }
 
 export function userChanged(id: number, renamed?: { from: string; to: string }): Key[] {

@@ -72,8 +72,9 @@ export class ResponseCache {
       const flags = this.caches.viewers.get(viewer)
       // valid with the viewer's relations: their flags now are the ones it was built with
       if (flags && this.caches.versions.valid(at, built.deps) && showsNone(built.deps, flags)) {
-        const relations = keys.viewer(viewer)
-        return this.caches.responses.set(key, built.value, built.deps.filter((k) => k !== relations), at)
+        const follows = keys.viewer(viewer)
+        const favorites = keys.favoritesOf(viewer)
+        return this.caches.responses.set(key, built.value, built.deps.filter((k) => k !== follows && k !== favorites), at)
       }
     }
     this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at)

@@ -50,7 +50,7 @@ export function profileReads(store: Store, caches: Caches) {
     const at = clock()
     const r = await store.profiles.relations(viewer)
     const value: ViewerFlags = { followees: new Set(r.followees), favorites: r.favorites && new Set(r.favorites) }
-    caches.viewers.set(viewer, { value, deps: [keys.viewer(viewer)] }, at)
+    caches.viewers.set(viewer, { value, deps: [keys.viewer(viewer), keys.favoritesOf(viewer)] }, at)
     return value
   }
 
