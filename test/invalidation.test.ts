@@ -48,15 +48,20 @@ describe('exact invalidation: a write, then every read it may affect, caches war
   test('a favorite changes the article’s count, the favoriter’s flag and favorited list; nothing else', async () => {
     const w = await world()
     const paths = ['/api/articles', `/api/articles/${w.slug}`, `/api/articles?favorited=${w.reader.username}`, `/api/articles/${w.otherSlug}`, '/api/articles/feed']
-    await warm(w, paths.filter((p) => p !== '/api/articles/feed'))
+    await warm(w, [...paths.filter((p) => p !== '/api/articles/feed'), `/api/articles/${w.slug}/comments`])
     await get(w, '/api/articles/feed', w.reader)
     const bystander = w.app.app.caches.articles.size
+    const articleId = (await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.slug))!.id
+    expect(w.app.app.caches.comments.get(articleId)).toBeDefined()
     const readerId = (await w.app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', w.reader.username))!.id
     const feedIds = () => w.app.app.caches.pages.get(`feed|${readerId}|20|0`)
     expect(feedIds()).toBeDefined()
     expect((await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.reader.token })).status).toBe(200)
     // the favoriter's feed lists the same articles: its ids stay cached, its flags change below
     expect(feedIds()).toBeDefined()
+    // nor does it change the article's comments
+    expect(w.app.app.caches.comments.get(articleId)).toBeDefined()
+    expect((await get(w, `/api/articles/${w.slug}/comments`, w.reader)).comments).toEqual([])
     expect((await get(w, `/api/articles/${w.slug}`)).article.favoritesCount).toBe(1)
     expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.favorited).toBe(true)
     expect((await get(w, `/api/articles/${w.slug}`, w.other)).article.favorited).toBe(false)
@@ -80,6 +85,22 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect(cachedItems(w)).toBe(before)
     expect((await w.app.request('DELETE', `/api/articles/${w.slug}/comments/${res.body.comment.id}`, { token: w.other.token })).status).toBe(204)
     for (const who of [undefined, w.reader]) expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(0)
+  })
+
+  test('a new title moves the article and its comments to the new slug; the old one answers 404', async () => {
+    const w = await world()
+    await w.app.request('POST', `/api/articles/${w.slug}/comments`, { token: w.other.token, body: { comment: { body: 'kept' } } })
+    await warm(w, [`/api/articles/${w.slug}`, `/api/articles/${w.slug}/comments`])
+    const res = await w.app.request('PUT', `/api/articles/${w.slug}`, { token: w.author.token, body: { article: { title: 'Renamed title' } } })
+    expect(res.status).toBe(200)
+    const slug = res.body.article.slug
+    expect(slug).not.toBe(w.slug)
+    for (const who of [undefined, w.reader, w.other]) {
+      const token = who ? { token: who.token } : {}
+      expect((await w.app.request('GET', `/api/articles/${w.slug}`, token)).status).toBe(404)
+      expect((await w.app.request('GET', `/api/articles/${w.slug}/comments`, token)).status).toBe(404)
+      expect((await get(w, `/api/articles/${slug}/comments`, who)).comments.map((c: { body: string }) => c.body)).toEqual(['kept'])
+    }
   })
 
   test('a profile edit changes that user everywhere they appear: profile, articles, lists, comments', async () => {

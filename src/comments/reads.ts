@@ -57,7 +57,8 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
         const rows = await store.comments.list(id)
         parts = rows.map((c): CommentPart => ({ head: commentHead(c), authorId: c.author_id }))
         for (const c of rows) profiles.rememberAuthor({ id: c.author_id, username: c.username, bio: c.bio, image: c.image }, at)
-        caches.comments.set(id, { value: parts, deps: [keys.comments(id), keys.article(id)] }, at)
+        // the comments themselves: not the article's own text or count (a favorite), which the answer depends on (its slug)
+        caches.comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
       }
       const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
       const deps = [keys.comments(id), keys.article(id)]
