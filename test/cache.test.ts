@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { existsSync, rmSync } from 'node:fs'
 import { type App, createApp } from '../src/app.ts'
 import { signToken } from '../src/auth/jwt.ts'
 import { DepCache } from '../src/cache/cache.ts'
@@ -7,6 +8,7 @@ import { mulberry32 } from '../src/random.ts'
 import { CACHE_BUDGET_MB, createCaches } from '../src/cache/caches.ts'
 import { keys } from '../src/cache/keys.ts'
 import { Versions } from '../src/cache/versions.ts'
+import { SIGNAL_FALLBACK_MS } from '../src/db/sqlite/changes.ts'
 import { migrate } from '../src/db/sqlite/migrate.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
 import { sqliteStore } from '../src/db/sqlite/store.ts'
@@ -21,6 +23,31 @@ import { createArticle } from './support/fixtures.ts'
  * caches must never do: serve a revoked or expired token, or one viewer's
  * answer to another.
  */
+
+/**
+ * Apps on their own connections to one SQLite file (what worker processes
+ * are), in a fresh directory removed after `fn`.
+ */
+async function onOneFile(fn: (open: () => Promise<{ store: ReturnType<typeof sqliteStore>; app: App }>, path: string) => Promise<void>) {
+  const dir = `/tmp/conduit-cache-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`
+  await Bun.$`mkdir -p ${dir}`
+  const path = `${dir}/c.db`
+  const stores: ReturnType<typeof sqliteStore>[] = []
+  try {
+    await fn(async () => {
+      const db = openDatabase(path)
+      migrate(db)
+      const store = sqliteStore(db, path)
+      stores.push(store)
+      return { store, app: await createApp({ store, config: testConfig({ passwordHash: { memoryCost: 256, timeCost: 1 } }) }) }
+    }, path)
+  } finally {
+    for (const store of stores) await store.close()
+    await Bun.$`rm -rf ${dir}`
+  }
+}
+const getJson = async (app: App, path: string) => (await (await app.handle(new Request(`http://localhost${path}`))).json()) as any
+
 describe('cached answers', () => {
   test('with the smallest cache budget (CACHE_MB=1) every answer stays exact while the caches evict', async () => {
     const app = await testApp({ passwordHash: { memoryCost: 256, timeCost: 1 }, cacheMb: 1 })
@@ -98,35 +125,72 @@ describe('cached answers', () => {
   })
 
   test('a write through another process on the same file is seen at once, with warm caches', async () => {
-    const dir = `/tmp/conduit-cache-${process.pid}-${Date.now()}`
-    await Bun.$`mkdir -p ${dir}`
-    try {
-      const path = `${dir}/c.db`
-      // two apps on their own connections to one file: what two worker processes are
-      const open = async () => {
-        const db = openDatabase(path)
-        migrate(db)
-        const store = sqliteStore(db, path)
-        return { store, app: await createApp({ store, config: testConfig({ passwordHash: { memoryCost: 256, timeCost: 1 } }) }) }
-      }
+    await onOneFile(async (open, path) => {
       const a = await open()
       const b = await open()
-      const get = async (app: App, path: string) => (await (await app.handle(new Request(`http://localhost${path}`))).json()) as any
-      expect(await get(a.app, '/api/tags')).toEqual({ tags: [] })
-      expect(await get(a.app, '/api/tags')).toEqual({ tags: [] }) // now cached
+      expect(await getJson(a.app, '/api/tags')).toEqual({ tags: [] })
+      expect(await getJson(a.app, '/api/tags')).toEqual({ tags: [] }) // now cached
       const jake = await send(b.app, 'POST', '/api/users', { body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } } })
       const made = await send(b.app, 'POST', '/api/articles', {
         token: jake.body.user.token,
         body: { article: { title: 'Fresh', description: 'd', body: 'b', tagList: ['fresh'] } },
       })
       expect(made.status).toBe(201)
-      expect(await get(a.app, '/api/tags')).toEqual({ tags: ['fresh'] })
-      expect((await get(a.app, '/api/articles')).articlesCount).toBe(1)
-      await a.store.close()
-      await b.store.close()
-    } finally {
-      await Bun.$`rm -rf ${dir}`
-    }
+      expect(await getJson(a.app, '/api/tags')).toEqual({ tags: ['fresh'] })
+      expect((await getJson(a.app, '/api/articles')).articlesCount).toBe(1)
+      // the processes share a signal file beside the database (src/db/sqlite/signal.ts)
+      expect(existsSync(`${path}-changes`)).toBe(true)
+    })
+  })
+
+  test('a commit that did not ring the signal, or rang another file, is seen within SIGNAL_FALLBACK_MS', async () => {
+    await onOneFile(async (open, path) => {
+      const a = await open()
+      const b = await open()
+      const jake = await send(b.app, 'POST', '/api/users', { body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } } })
+      const post = (title: string) =>
+        send(b.app, 'POST', '/api/articles', { token: jake.body.user.token, body: { article: { title, description: 'd', body: 'b', tagList: [title] } } })
+      /** How long `a` takes to list the tag `b` just added (its tag list cached before). */
+      const seenAfter = async (tag: string) => {
+        const t0 = Date.now()
+        while (!(await getJson(a.app, '/api/tags')).tags.includes(tag)) {
+          if (Date.now() - t0 > 5 * SIGNAL_FALLBACK_MS) throw new Error(`${tag} not seen`)
+          await Bun.sleep(10)
+        }
+        return Date.now() - t0
+      }
+      for (let i = 0; i < 2; i++) await getJson(a.app, '/api/tags')
+      expect((await post('rung')).status).toBe(201)
+      expect(await seenAfter('rung')).toBeLessThan(10)
+
+      // a process that died between its commit and the signal: `b` without its signal
+      const signal = Reflect.get(b.store.changes, 'signalFile')
+      expect(signal).toBeInstanceOf(Object)
+      expect(Reflect.set(b.store.changes, 'signalFile', undefined)).toBe(true)
+      await getJson(a.app, '/api/tags')
+      expect((await post('silent')).status).toBe(201)
+      expect(await seenAfter('silent')).toBeLessThan(SIGNAL_FALLBACK_MS + 500)
+      Reflect.set(b.store.changes, 'signalFile', signal)
+
+      // the file removed while both run: a process started after maps a new one, and `a` finds it
+      rmSync(`${path}-changes`)
+      const c = await open()
+      await getJson(a.app, '/api/tags')
+      const made = await send(c.app, 'POST', '/api/articles', {
+        token: jake.body.user.token,
+        body: { article: { title: 'After', description: 'd', body: 'b', tagList: ['after'] } },
+      })
+      expect(made.status).toBe(201)
+      expect(await seenAfter('after')).toBeLessThan(SIGNAL_FALLBACK_MS + 500)
+      // and from then on at once
+      await Bun.sleep(20)
+      const again = await send(c.app, 'POST', '/api/articles', {
+        token: jake.body.user.token,
+        body: { article: { title: 'Again', description: 'd', body: 'b', tagList: ['again'] } },
+      })
+      expect(again.status).toBe(201)
+      expect(await seenAfter('again')).toBeLessThan(10)
+    })
   })
 })
 

@@ -1,9 +1,16 @@
 import type { Database } from 'bun:sqlite'
 import { Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
+import { ChangeSignal } from './signal.ts'
 
 /** Change-log rows older than this are purged; a process that read nothing for longer drops all its caches. */
 export const CHANGE_RETENTION_MS = 10 * 60_000
+
+/**
+ * With the signal (signal.ts), SQLite is still asked at least this often: a
+ * commit whose process died before it rang the signal is seen within it.
+ */
+export const SIGNAL_FALLBACK_MS = 1_000
 
 /**
  * The SQLite side of cache coherence (see src/cache/versions.ts and keys.ts).
@@ -13,11 +20,17 @@ export const CHANGE_RETENTION_MS = 10 * 60_000
  * the `changes` table in the same transaction, and bumps them here after the
  * commit. Other processes on the same file (workers, the CLI): SQLite's
  * `PRAGMA data_version` moves when another connection commits, and then
- * `sync()` reads the rows they appended since the last one applied. The check
- * costs about a microsecond, so it runs before every request that may use a
- * cache. Rows are appended under the write lock, so their sequence is the
- * commit order and has no gaps: a gap means rows were purged before this
- * process read them, and everything is dropped.
+ * `sync()` reads the rows they appended since the last one applied. Rows are
+ * appended under the write lock, so their sequence is the commit order and
+ * has no gaps: a gap means rows were purged before this process read them,
+ * and everything is dropped.
+ *
+ * `sync()` runs before every request that may use a cache. Asking SQLite
+ * costs ~2 µs (a read transaction on the WAL index), so a file the processes
+ * share says when to (signal.ts): every write rings it after its commit and
+ * before its answer, and `sync()` asks SQLite only when it moved (or once
+ * SIGNAL_FALLBACK_MS passed). A write acknowledged before a request arrived
+ * has rung before that request reads the signal: it is seen.
  */
 export class SqliteChanges implements ChangeFeed {
   readonly versions = new Versions()
@@ -29,8 +42,18 @@ export class SqliteChanges implements ChangeFeed {
   /** sequence numbers of this process's own rows not yet passed by `applied` */
   private readonly own = new Set<number>()
   private lastSyncAt = Date.now()
+  /** the signal's value when SQLite was last asked (NaN: never), and when */
+  private signalSeen = Number.NaN
+  private signalAt = 0
 
-  constructor(private readonly db: Database) {
+  /** the signal: null until the first request or write opens it (commands like `migrate` leave no file) */
+  private signalFile: ChangeSignal | undefined | null = null
+
+  /** `location`: the database file, beside which the signal lives (none for ':memory:', or where it cannot be made). */
+  constructor(
+    private readonly db: Database,
+    private readonly location = ':memory:',
+  ) {
     this.dataVersion = db.prepare<{ data_version: number }, []>('PRAGMA data_version')
     this.since = db.prepare<{ seq: number; keys: string }, [number]>('SELECT seq, keys FROM changes WHERE seq > ? ORDER BY seq')
     this.append = db.prepare<{ seq: number }, [string, number]>('INSERT INTO changes (keys, at) VALUES (?, ?) RETURNING seq')
@@ -55,6 +78,7 @@ export class SqliteChanges implements ChangeFeed {
     const out = tx.immediate()
     // committed (a rolled-back row's number is handed out again, so only now is it ours)
     if (seq) {
+      this.signal?.ring()
       this.versions.bump(changed)
       this.own.add(seq)
       this.sync()
@@ -62,9 +86,24 @@ export class SqliteChanges implements ChangeFeed {
     return out
   }
 
+  private get signal(): ChangeSignal | undefined {
+    if (this.signalFile === null) this.signalFile = this.location === ':memory:' ? undefined : ChangeSignal.open(this.location)
+    return this.signalFile
+  }
+
   sync(): void {
-    const v = this.dataVersion.get()!.data_version
     const now = Date.now()
+    const signal = this.signal
+    if (signal !== undefined) {
+      if (signal.read() === this.signalSeen && now - this.signalAt < SIGNAL_FALLBACK_MS) return
+      if (now - this.signalAt >= SIGNAL_FALLBACK_MS && !signal.current()) {
+        // the file was removed or replaced: map the one the path names now (the others will)
+        this.signalFile = ChangeSignal.open(this.location)
+      }
+      this.signalSeen = this.signalFile?.read() ?? Number.NaN
+      this.signalAt = now
+    }
+    const v = this.dataVersion.get()!.data_version
     if (v === this.lastSeen) {
       // nobody else committed since the last read: our own rows are the newest
       for (const s of this.own) if (s > this.applied) this.applied = s

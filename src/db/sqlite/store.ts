@@ -20,7 +20,7 @@ export interface SqliteStore extends Store {
 
 /** The whole store on a migrated SQLite database (see open.ts and migrate.ts). */
 export function sqliteStore(db: Database, location: string): SqliteStore {
-  const changes = new SqliteChanges(db)
+  const changes = new SqliteChanges(db, location)
   // an in-memory database has no file a second connection could open
   const slowLane = location === ':memory:' ? undefined : new SlowLane(location)
   const throttle = sqliteThrottle(db)
