@@ -15,7 +15,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { discover, endpoints, type EndpointName, type Fixture } from './endpoints.ts'
-import { freePort, installCleanup, onCleanup, processCpuUs, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
+import { freePort, installCleanup, onCleanup, processCpuUs, rssSampler, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
 import { seededDatabase, workingCopy } from './seed.ts'
 import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
 
@@ -60,6 +60,7 @@ async function measure(which: 'A' | 'B') {
   const base = `http://127.0.0.1:${port}`
   const t0 = performance.now()
   const server = spawn([builds[which]], { core: 0, env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET } })
+  const rss = rssSampler(server.pid, 100)
   try {
     await waitForAnswer(`${base}/health`, t0, server)
     // the same seed and signing secret (AB_SECRET): the tokens of the first discovery work on every copy
@@ -67,12 +68,15 @@ async function measure(which: 'A' | 'B') {
     const e = endpoints(fixture).find((x) => x.name === name)
     if (!e) throw new Error(`no endpoint ${name}`)
     const common = { base, script: e.script, connections: Number(values.connections), core: 1, tmpDir: RUN_DIR }
+    // the peak under the traffic, warm-up included (not the logins of the first discovery)
+    rss.resetWindow()
     await runWrk({ ...common, durationS: Number(values.warmup), phase: 'w' })
     const cpu0 = processCpuUs(server.pid)
     const r = await runWrk({ ...common, durationS: Number(values.duration), phase: 'm' })
     const cpuUs = processCpuUs(server.pid) - cpu0
-    return { rps: r.rps, p99: r.latencyMs.p99, errors: r.errorCount, usPerRequest: cpuUs / Math.max(1, r.requests) }
+    return { rps: r.rps, p99: r.latencyMs.p99, errors: r.errorCount, usPerRequest: cpuUs / Math.max(1, r.requests), peakRssMb: rss.windowPeak() / 2 ** 20 }
   } finally {
+    rss.stop()
     await stop(server)
   }
 }
@@ -84,17 +88,24 @@ for (let round = 0; round < Number(values.rounds); round++) {
     results[which].push(m)
     console.log(
       `round ${round + 1} ${which}: ${Math.round(m.rps).toLocaleString('en').padStart(7)} req/s  p99 ${m.p99.toFixed(1)} ms  ` +
-        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  errors ${m.errors}`,
+        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  peak RSS ${m.peakRssMb.toFixed(0)} MB  errors ${m.errors}`,
     )
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const med = (k: 'A' | 'B') => ({ rps: median(results[k].map((m) => m.rps)), us: median(results[k].map((m) => m.usPerRequest)) })
+const med = (k: 'A' | 'B') => ({
+  rps: median(results[k].map((m) => m.rps)),
+  us: median(results[k].map((m) => m.usPerRequest)),
+  p99: median(results[k].map((m) => m.p99)),
+  rss: median(results[k].map((m) => m.peakRssMb)),
+})
 const A = med('A')
 const B = med('B')
 console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles, ${values.rounds} rounds`)
-console.log(`A ${values.a}: median ${Math.round(A.rps).toLocaleString('en')} req/s, ${A.us.toFixed(1)} µs of server CPU per request`)
-console.log(`B ${values.b}: median ${Math.round(B.rps).toLocaleString('en')} req/s, ${B.us.toFixed(1)} µs of server CPU per request`)
-console.log(`B/A: throughput ${(B.rps / A.rps).toFixed(3)}, CPU per request ${(B.us / A.us).toFixed(3)}`)
+const line = (k: 'A' | 'B', m: typeof A) =>
+  `${k} ${values[k === 'A' ? 'a' : 'b']}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MB`
+console.log(line('A', A))
+console.log(line('B', B))
+console.log(`B/A: throughput ${(B.rps / A.rps).toFixed(3)}, CPU per request ${(B.us / A.us).toFixed(3)}, p99 ${(B.p99 / A.p99).toFixed(3)}, peak RSS ${(B.rss / A.rss).toFixed(3)}`)
 await runCleanups()
 process.exit(0)

@@ -110,6 +110,11 @@ export interface MixRow extends Partial<VariantFields> {
   ratio: number
   p50Ms: number
   p99Ms: number
+  /** mean latency of the server's run */
+  meanMs: number
+  /** the bound's p99 and mean latency under the same script */
+  boundP99Ms: number
+  boundMeanMs: number
   /** non-2xx + socket errors, warm-up included */
   errors: number
   socketErrors: number
@@ -281,6 +286,9 @@ export function mixRows(sizes: SizeResult[]): MixRow[] {
               ratio: e.ratio,
               p50Ms: e.server.latencyMs.p50,
               p99Ms: e.server.latencyMs.p99,
+              meanMs: e.server.latencyMs.mean,
+              boundP99Ms: e.bound.latencyMs.p99,
+              boundMeanMs: e.bound.latencyMs.mean,
               errors: e.errors,
               socketErrors: e.mix.socketErrors,
               statusErrors: e.mix.statusErrors,
@@ -305,6 +313,9 @@ const badStatuses = (st: Record<string, number> | null) =>
         .map(([k, v]) => `${k} x${v}`)
         .join(', ') || 'none'
 
+/** How far the tail reaches beyond the mean: p99 ÷ mean latency. */
+const tail = (p99: number, mean: number) => (mean > 0 ? (p99 / mean).toFixed(1) : '-')
+
 export function mixTable(rows: MixRow[]): string {
   // a column naming the system variant when rows of several were measured
   const several = new Set(rows.map((r) => r.variant)).size > 1
@@ -320,6 +331,8 @@ export function mixTable(rows: MixRow[]): string {
       r.ratio.toFixed(3) + mark,
       ms(r.p50Ms),
       ms(r.p99Ms),
+      `${ms(r.boundP99Ms)}`,
+      `${tail(r.p99Ms, r.meanMs)}/${tail(r.boundP99Ms, r.boundMeanMs)}`,
       `${r.errors} (${r.statusErrors} status, ${r.socketErrors} socket)`,
       badStatuses(r.warmupStatuses),
       MB(r.peakRssBytes),
@@ -337,6 +350,8 @@ export function mixTable(rows: MixRow[]): string {
     'ratio',
     'p50 ms',
     'p99 ms',
+    'bound p99',
+    'p99/mean',
     'errors',
     'non-2xx in warm-up',
     'peak RSS MB',
@@ -346,6 +361,7 @@ export function mixTable(rows: MixRow[]): string {
   const notes = [
     'Mixed traffic — one Lua script drawing every request at random (Zipf-skewed slugs, tags, users, pages); the bound is Bun.serve answering a 20-article list page to the same script.',
     'errors: non-2xx + socket errors, warm-up included; peak RSS: of the server during that variant.',
+    'p99/mean: p99 over mean latency, the server / the bound. wrk keeps every connection busy, so the mean is connections ÷ req/s (Little\'s law) and p99 moves with throughput: a server with the bound\'s tail shape needs ≈ connections × p99/mean ÷ 10 ms req/s for p99 ≤ 10 ms.',
   ]
   if (rows.some((r) => Math.max(...r.noisePct) > NOISY_PCT)) notes.push(`* other processes took more than ${NOISY_PCT}% of the server or the load core (server run / bound run)`)
   if (rows.some((r) => r.wrkCpuPct[1] >= WRK_BUSY_PCT)) notes.push(`^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit`)
