@@ -282,6 +282,46 @@ describe('SlabCache', () => {
     expect(slab.size).toBeGreaterThan(0)
   })
 
+  test('keeps pieces as the bytes of their join, across many wraps, and returns what it kept', () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 8192, 1000, 16_384)
+    const model = new Map<string, string>()
+    const random = mulberry32(7)
+    const decode = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b))
+    const numbers = [0, 7, 9, 10, 99, 100, 12345, 2 ** 53 - 1, -3, 1.5]
+    for (let i = 0; i < 5_000; i++) {
+      const key = `k${Math.floor(random() * 200)}`
+      if (random() < 0.6) {
+        const pieces: (string | number)[] = []
+        for (let n = Math.floor(random() * 12); n > 0; n--) {
+          const r = random()
+          pieces.push(r < 0.3 ? numbers[Math.floor(random() * numbers.length)]! : r < 0.6 ? 'a"b\\c'.repeat(Math.floor(random() * 20)) : 'é😀ü\n'.repeat(Math.floor(random() * 10)))
+        }
+        const kept = slab.set(key, pieces, [keys.article(i % 50)], versions.clock)
+        const joined = pieces.join('')
+        expect(decode(kept)).toBe(joined)
+        model.set(key, joined)
+      } else {
+        const got = decode(slab.get(key))
+        if (got !== undefined) expect(got).toBe(model.get(key)!)
+      }
+      if (random() < 0.01) versions.bump([keys.article(Math.floor(random() * 50))])
+    }
+    expect(slab.size).toBeGreaterThan(0)
+  })
+
+  test('pieces whose largest possible size is over the limit are kept as their join when that fits', () => {
+    const versions = new Versions()
+    const slab = new SlabCache(versions, 4000, 100, 4096)
+    // 600 characters: up to 1,800 bytes, over a quarter of the slab; 600 bytes in fact
+    const kept = slab.set('a', ['x'.repeat(300), 42, 'y'.repeat(300)], [], versions.clock)
+    expect(new TextDecoder().decode(kept)).toBe(`${'x'.repeat(300)}42${'y'.repeat(300)}`)
+    expect(new TextDecoder().decode(slab.get('a'))).toBe(`${'x'.repeat(300)}42${'y'.repeat(300)}`)
+    // really over it: not kept
+    expect(slab.set('b', ['é'.repeat(600)], [], versions.clock)).toBeUndefined()
+    expect(slab.get('b')).toBeUndefined()
+  })
+
   test('a Response made from a body keeps its bytes when the slab is written over right after (Bun copies them)', async () => {
     const versions = new Versions()
     const slab = new SlabCache(versions, 4000, 100, 4096)

@@ -5,7 +5,8 @@ import type { Store } from '../db/store.ts'
 import { notFound } from '../errors.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
 import type { ListFilters, Page, PageIds } from './list-store.ts'
-import { type ArticleParts, articleJson, articleParts } from './present.ts'
+import type { Body, Pieces } from '../cache/pieces.ts'
+import { type ArticleParts, articleJson, articleParts, articlePieces } from './present.ts'
 import { profileHead } from '../profiles/present.ts'
 import type { WrittenArticle } from './store.ts'
 
@@ -29,6 +30,17 @@ const slice = (w: Built<PageIds>, p: Page): Built<PageIds> => ({
   value: { ids: w.value.ids.slice(p.offset, p.offset + p.limit), total: w.value.total },
   deps: w.deps,
 })
+
+const ARTICLES = '{"articles":['
+const COUNT = '],"articlesCount":'
+
+/** `{"article":…}` for a viewer, as pieces. */
+function single(p: ArticleParts, author: string, favorited: boolean, following: boolean): Pieces {
+  const out: Pieces = ['{"article":']
+  articlePieces(out, p, author, favorited, following)
+  out.push('}')
+  return out
+}
 
 /** What a list page depends on besides its items: its filters' lists (see src/cache/keys.ts). */
 function pageDeps(filters: ListFilters): number[] {
@@ -88,50 +100,55 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
    * synchronously; undefined when any part is not cached (then `render`
    * reads what is missing).
    */
-  function compose(p: Built<PageIds>, viewer: number): Built<string> | undefined {
+  function compose(p: Built<PageIds>, viewer: number): Built<Body> | undefined {
     const flags = profiles.cachedFlags(viewer)
     if (flags === undefined || flags.favorites === null) return undefined
     const { ids, total } = p.value
     const deps = p.deps.slice()
     if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-    let out = ''
+    const out: Pieces = [ARTICLES]
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
       const a = caches.items.get(id)
       if (a === undefined) return undefined
       const head = caches.authors.get(a.authorId)
       if (head === undefined) return undefined
-      out += `${i ? ',' : ''}${articleJson(a, head, flags.favorites.has(id), flags.followees.has(a.authorId))}`
+      if (i) out.push(',')
+      articlePieces(out, a, head, flags.favorites.has(id), flags.followees.has(a.authorId))
       deps.push(keys.article(id), keys.user(a.authorId))
     }
-    return { value: `{"articles":[${out}],"articlesCount":${total}}`, deps }
+    out.push(COUNT, total, '}')
+    return { value: out, deps }
   }
 
   /** A page as the list JSON seen by `viewer` (0: anonymous), reading the parts the caches miss. */
-  async function render(p: Built<PageIds>, viewer: number): Promise<Built<string>> {
+  async function render(p: Built<PageIds>, viewer: number): Promise<Built<Body>> {
     const composed = compose(p, viewer)
     if (composed) return composed
     const { ids, total } = p.value
     const deps = [...p.deps]
     if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-    if (!ids.length) return { value: `{"articles":[],"articlesCount":${total}}`, deps }
+    if (!ids.length) return { value: [ARTICLES, COUNT, total, '}'], deps }
     const [parts, flags] = await Promise.all([items(ids), profiles.flags(viewer)])
     const present = ids.filter((id) => parts.has(id))
     const [heads, favorited] = await Promise.all([
       profiles.authorHeads(present.map((id) => parts.get(id)!.authorId)),
       profiles.favoritedAmong(viewer, flags, present),
     ])
-    const out: string[] = []
+    const out: Pieces = [ARTICLES]
+    let shown = 0
     for (const id of present) {
       const a = parts.get(id)!
       const head = heads.get(a.authorId)
       // an article or author deleted after the page was read: left out, the answer is not kept
       if (head === undefined) continue
-      out.push(articleJson(a, head, favorited(id), flags.followees.has(a.authorId)))
+      if (shown++) out.push(',')
+      articlePieces(out, a, head, favorited(id), flags.followees.has(a.authorId))
       deps.push(keys.article(id), keys.user(a.authorId))
     }
-    if (out.length < ids.length) deps.push(keys.anyList, keys.newest)
-    return { value: `{"articles":[${out.join(',')}],"articlesCount":${total}}`, deps }
+    if (shown < ids.length) deps.push(keys.anyList, keys.newest)
+    out.push(COUNT, total, '}')
+    return { value: out, deps }
   }
 
   /** The article at `slug` as seen by `viewer`, or 404. */
@@ -149,21 +166,21 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
   const feedKey = (viewer: number, p: Page) => `feed|${viewer}|${p.limit}|${p.offset}`
 
   /** The single article JSON from cached parts alone, or undefined. */
-  function composeArticle(id: number, authorId: number, viewer: number): Built<string> | undefined {
+  function composeArticle(id: number, authorId: number, viewer: number): Built<Body> | undefined {
     const parts = caches.articles.get(id)
     const head = caches.authors.get(authorId)
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || head === undefined || flags === undefined || flags.favorites === null) return undefined
     const deps = [keys.article(id), keys.user(authorId)]
     if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-    return { value: `{"article":${articleJson(parts, head, flags.favorites.has(id), flags.followees.has(authorId))}}`, deps }
+    return { value: single(parts, head, flags.favorites.has(id), flags.followees.has(authorId)), deps }
   }
 
   return {
     bySlug,
 
     /** GET /api/articles from cached parts alone (synchronously), or undefined. */
-    cachedList(filters: ListFilters, p: Page, viewer: number): Built<string> | undefined {
+    cachedList(filters: ListFilters, p: Page, viewer: number): Built<Body> | undefined {
       if (inWindow(filters, p)) {
         const window = caches.pages.getBuilt(WINDOW_KEY)
         return window && compose(slice(window, p), viewer)
@@ -172,18 +189,18 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       return ids && compose(ids, viewer)
     },
     /** GET /api/articles/feed from cached parts alone, or undefined. */
-    cachedFeed(p: Page, viewer: number): Built<string> | undefined {
+    cachedFeed(p: Page, viewer: number): Built<Body> | undefined {
       const ids = caches.pages.getBuilt(feedKey(viewer, p))
       return ids && compose(ids, viewer)
     },
     /** GET /api/articles/:slug from cached parts alone, or undefined. */
-    cachedArticle(slug: string, viewer: number): Built<string> | undefined {
+    cachedArticle(slug: string, viewer: number): Built<Body> | undefined {
       const a = caches.slugs.get(slug)
       return a && composeArticle(a.id, a.author_id, viewer)
     },
 
     /** GET /api/articles */
-    async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<string>> {
+    async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<Body>> {
       if (inWindow(filters, p)) {
         return render(slice(await page(WINDOW_KEY, pageDeps(filters), () => store.lists.page(filters, WINDOW)), p), viewer)
       }
@@ -191,7 +208,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     },
 
     /** GET /api/articles/feed: its ids depend on the viewer's follows (not their favorites) and on new articles of whom they follow. */
-    async feed(p: Page, viewer: number): Promise<Built<string>> {
+    async feed(p: Page, viewer: number): Promise<Built<Body>> {
       const flags = await profiles.flags(viewer)
       const deps = [keys.anyList, keys.viewer(viewer)]
       if (flags.followees.size <= MAX_FEED_AUTHOR_KEYS) for (const id of flags.followees) deps.push(keys.articlesBy(id))
@@ -200,7 +217,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     },
 
     /** GET /api/articles/:slug */
-    async article(slug: string, viewer: number): Promise<Built<string>> {
+    async article(slug: string, viewer: number): Promise<Built<Body>> {
       const { id, author_id } = await bySlug(slug)
       const composed = composeArticle(id, author_id, viewer)
       if (composed) return composed
@@ -219,7 +236,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       if (head === undefined) throw notFound('article')
       const deps = [keys.article(id), keys.user(author_id)]
       if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-      return { value: `{"article":${articleJson(parts, head, favorited(id), flags.followees.has(author_id))}}`, deps }
+      return { value: single(parts, head, favorited(id), flags.followees.has(author_id)), deps }
     },
   }
 }

@@ -1,4 +1,5 @@
 import { entryOverhead } from './cache.ts'
+import { type Body, maxBytes, type Pieces, text } from './pieces.ts'
 import type { Versions } from './versions.ts'
 
 interface Slot {
@@ -11,7 +12,10 @@ interface Slot {
   weight: number
 }
 
-const encoder = new TextEncoder()
+/** Node's Buffer method that writes a string's UTF-8 at an offset (what Buffer#write calls), in Bun as well: no view to allocate per write. */
+interface Utf8Writer extends Buffer {
+  utf8Write(value: string, offset: number, length?: number): number
+}
 
 /**
  * Encoded bodies kept in ONE preallocated buffer used as a ring: a body is
@@ -33,7 +37,7 @@ const encoder = new TextEncoder()
  * slots go until both the slab and that bound fit.
  */
 export class SlabCache {
-  private readonly slab: Uint8Array
+  private readonly slab: Utf8Writer
   private readonly slots = new Map<string, Slot>()
   /** every slot written, oldest first (dropped ones are skipped when met) */
   private ring: (Slot | undefined)[] = []
@@ -48,7 +52,7 @@ export class SlabCache {
     private readonly maxEntries: number,
     private readonly indexBytes: number,
   ) {
-    this.slab = new Uint8Array(bytes)
+    this.slab = Buffer.alloc(bytes) as Utf8Writer
   }
 
   get size(): number {
@@ -84,24 +88,39 @@ export class SlabCache {
     return this.slab.subarray(s.offset, s.offset + s.length)
   }
 
-  /** Keeps `value` (built from a read that started at `builtAt`), unless already invalid or too large (body or key). */
-  set(key: string, value: string, deps: readonly number[], builtAt: number): void {
-    if (!this.versions.valid(builtAt, deps)) return
-    const length = Buffer.byteLength(value)
+  /**
+   * Keeps `value` (built from a read that started at `builtAt`), unless
+   * already invalid or too large (body or key), and returns the bytes kept:
+   * a view of the slab, to use at once (see get). Pieces are written straight
+   * in; when their largest possible size would not fit, they are joined and
+   * kept as one string.
+   */
+  set(key: string, value: Body, deps: readonly number[], builtAt: number): Uint8Array | undefined {
+    if (!this.versions.valid(builtAt, deps)) return undefined
     const weight = entryOverhead(key, deps)
-    if (length > this.slab.byteLength / 4 || weight > this.indexBytes / 4) return
+    const limit = this.slab.byteLength / 4
+    if (weight > this.indexBytes / 4) return undefined
+    // the room the body needs: exact for a string, at most for pieces
+    let room = typeof value === 'string' ? Buffer.byteLength(value) : maxBytes(value)
+    if (room > limit && typeof value !== 'string') {
+      value = text(value)
+      room = Buffer.byteLength(value)
+    }
+    if (room > limit) return undefined
     this.slots.delete(key)
-    if (this.head + length > this.slab.byteLength) {
+    if (this.head + room > this.slab.byteLength) {
       // the rest of the buffer holds the oldest slots: they go, and this lap starts over
       this.evict(this.head, this.slab.byteLength)
       this.head = 0
     }
-    this.evict(this.head, this.head + length)
+    const offset = this.head
+    const length = typeof value === 'string' ? this.slab.utf8Write(value, offset, room) : this.write(value, offset)
+    // the bytes just written belonged to the oldest slots (nothing read them meanwhile): they go
+    this.evict(offset, offset + length)
     while ((this.slots.size >= this.maxEntries || this.held + weight > this.indexBytes) && this.first < this.ring.length) {
       this.drop(this.pass())
     }
-    encoder.encodeInto(value, this.slab.subarray(this.head, this.head + length))
-    const slot: Slot = { key, offset: this.head, length, deps, builtAt, weight }
+    const slot: Slot = { key, offset, length, deps, builtAt, weight }
     this.slots.set(key, slot)
     this.ring.push(slot)
     this.held += weight
@@ -110,6 +129,28 @@ export class SlabCache {
       this.ring = this.ring.slice(this.first)
       this.first = 0
     }
+    return this.slab.subarray(offset, offset + length)
+  }
+
+  /** Writes the pieces at `at` (room for maxBytes(pieces) is there); returns the bytes written. */
+  private write(pieces: Pieces, at: number): number {
+    const slab = this.slab
+    const start = at
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i]!
+      if (typeof p === 'string') {
+        at += slab.utf8Write(p, at)
+      } else if (Number.isSafeInteger(p) && p >= 0) {
+        // the digits, written in place: a count turned into a string would be one more allocation
+        let end = at + 1
+        for (let x = p; x >= 10; x = Math.floor(x / 10)) end++
+        for (let j = end - 1, x = p; j >= at; j--, x = Math.floor(x / 10)) slab[j] = 48 + (x % 10)
+        at = end
+      } else {
+        at += slab.utf8Write(String(p), at)
+      }
+    }
+    return at - start
   }
 
   clear(): void {
@@ -120,11 +161,11 @@ export class SlabCache {
     this.held = 0
   }
 
-  /** Drops the oldest slots while they overlap [from, to). */
+  /** Drops the oldest slots while they overlap [from, to) (an empty one by where it starts). */
   private evict(from: number, to: number): void {
     while (this.first < this.ring.length) {
       const s = this.ring[this.first]!
-      if (this.slots.get(s.key) === s && s.offset + s.length > from && s.offset < to) this.slots.delete(s.key)
+      if (this.slots.get(s.key) === s && s.offset < to && (s.offset >= from || s.offset + s.length > from)) this.slots.delete(s.key)
       else if (this.slots.get(s.key) === s) return
       this.pass()
     }

@@ -1,6 +1,7 @@
 import { type Built, flat } from '../cache/cache.ts'
 import type { Caches, CommentPart } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
+import type { Body, Pieces } from '../cache/pieces.ts'
 import type { Store } from '../db/store.ts'
 import type { ArticleReads } from '../articles/reads.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
@@ -9,6 +10,11 @@ import type { CommentRow } from './store.ts'
 
 const s = JSON.stringify
 const iso = (ms: number) => s(new Date(ms).toISOString())
+
+const COMMENTS = '{"comments":['
+const END = ']}'
+const FOLLOWING = 'true}}'
+const NOT_FOLLOWING = 'false}}'
 
 /** A comment up to its author: `{"id":…,"createdAt":…,"updatedAt":…,"body":…,"author":` */
 export const commentHead = (c: CommentRow): string =>
@@ -23,31 +29,32 @@ export const commentJson = (c: CommentRow, following: boolean) => `${commentHead
  */
 export function commentReads(store: Store, caches: Caches, articles: ArticleReads, profiles: ProfileReads) {
   /** The comment list from cached parts alone, or undefined. */
-  function compose(id: number, viewer: number): Built<string> | undefined {
+  function compose(id: number, viewer: number): Built<Body> | undefined {
     const parts = caches.comments.get(id)
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || flags === undefined) return undefined
     const deps = [keys.comments(id), keys.article(id)]
     if (viewer) deps.push(keys.viewer(viewer))
-    let out = ''
+    const out: Pieces = [COMMENTS]
     for (let i = 0; i < parts.length; i++) {
       const c = parts[i]!
       const head = caches.authors.get(c.authorId)
       if (head === undefined) return undefined
-      out += `${i ? ',' : ''}${c.head}${head}${flags.followees.has(c.authorId)}}}`
+      out.push(i ? ',' : '', c.head, head, flags.followees.has(c.authorId) ? FOLLOWING : NOT_FOLLOWING)
       deps.push(keys.user(c.authorId))
     }
-    return { value: `{"comments":[${out}]}`, deps }
+    out.push(END)
+    return { value: out, deps }
   }
 
   return {
     /** GET /api/articles/:slug/comments from cached parts alone, or undefined. */
-    cachedList(slug: string, viewer: number): Built<string> | undefined {
+    cachedList(slug: string, viewer: number): Built<Body> | undefined {
       const a = caches.slugs.get(slug)
       return a && compose(a.id, viewer)
     },
 
-    async list(slug: string, viewer: number): Promise<Built<string>> {
+    async list(slug: string, viewer: number): Promise<Built<Body>> {
       const { id } = await articles.bySlug(slug)
       const composed = compose(id, viewer)
       if (composed) return composed
@@ -63,14 +70,15 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
       const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
       const deps = [keys.comments(id), keys.article(id)]
       if (viewer) deps.push(keys.viewer(viewer))
-      const out: string[] = []
+      const out: Pieces = [COMMENTS]
       for (const c of parts) {
         const head = heads.get(c.authorId)
         if (head === undefined) continue
-        out.push(`${c.head}${head}${flags.followees.has(c.authorId)}}}`)
+        out.push(out.length > 1 ? ',' : '', c.head, head, flags.followees.has(c.authorId) ? FOLLOWING : NOT_FOLLOWING)
         deps.push(keys.user(c.authorId))
       }
-      return { value: `{"comments":[${out.join(',')}]}`, deps }
+      out.push(END)
+      return { value: out, deps }
     },
   }
 }

@@ -1,6 +1,7 @@
 import type { ArticleReads } from '../articles/reads.ts'
 import { LIST_PARAMS, PAGE_PARAMS, plainListQuery } from '../articles/query.ts'
 import type { Built } from '../cache/cache.ts'
+import type { Body } from '../cache/pieces.ts'
 import type { CommentReads } from '../comments/reads.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
 
@@ -35,7 +36,7 @@ const segment = (raw: string): string | undefined => {
  *
  * `path` is the URL's path, `search` its query without `?`.
  */
-export function fastGet(reads: Reads, path: string, search: string, viewer: number): Built<string> | Promise<Built<string>> | undefined {
+export function fastGet(reads: Reads, path: string, search: string, viewer: number): Built<Body> | Promise<Built<Body>> | undefined {
   if (path === '/api/articles') {
     const q = plainListQuery(search, LIST_PARAMS)
     return q && (reads.articles.cachedList(q.filters, q.page, viewer) ?? reads.articles.list(q.filters, q.page, viewer))

@@ -1,6 +1,7 @@
 import type { Built } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
+import { type Body, text } from '../cache/pieces.ts'
 
 export const NO_PARAMS: ReadonlySet<string> = new Set()
 
@@ -33,7 +34,7 @@ export class ResponseCache {
     viewer: { id: number } | null,
     url: string,
     params: ReadonlySet<string>,
-    build: (viewer: number) => Promise<Built<string>>,
+    build: (viewer: number) => Promise<Built<Body>>,
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
     // a copy: the caller awaits, and other answers kept meanwhile may write over the slab
@@ -42,7 +43,7 @@ export class ResponseCache {
     const at = this.caches.versions.clock
     const built = await build(id)
     if (onlyParams(url, params)) this.store(id, url, built, at)
-    return built.value
+    return text(built.value)
   }
 
   /** The body `viewer` (0: anonymous) gets at `url`, if cached and still valid: a view of a slab, to use at once (see SlabCache.get). */
@@ -57,15 +58,19 @@ export class ResponseCache {
 
   /**
    * Keeps a body built for `viewer` from reads that started at clock `at`
-   * (the default: composed just now, all its parts valid at this moment).
+   * (the default: composed just now, all its parts valid at this moment)
+   * and returns it: the bytes kept (a view of a slab, to use at once), or
+   * the text when it was not kept.
    */
-  keep(viewer: number, url: string, built: Built<string>, at = this.caches.versions.clock): string {
-    this.store(viewer, url, built, at)
-    return built.value
+  keep(viewer: number, url: string, built: Built<Body>, at = this.caches.versions.clock): Uint8Array | string {
+    return this.store(viewer, url, built, at) ?? text(built.value)
   }
 
-  /** Keeps a body built from a read that started at `at`: as the anonymous one when the viewer's flags show nowhere in it. */
-  private store(viewer: number, url: string, built: Built<string>, at: number): void {
+  /**
+   * Keeps a body built from a read that started at `at`: as the anonymous one
+   * when the viewer's flags show nowhere in it. Returns the bytes kept.
+   */
+  private store(viewer: number, url: string, built: Built<Body>, at: number): Uint8Array | undefined {
     const key = cacheKey(url)
     if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at)
     if (!isOwn(key)) {
@@ -77,7 +82,7 @@ export class ResponseCache {
         return this.caches.responses.set(key, built.value, built.deps.filter((k) => k !== follows && k !== favorites), at)
       }
     }
-    this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at)
+    return this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at)
   }
 }
 
