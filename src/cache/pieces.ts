@@ -15,12 +15,22 @@ export type Body = string | Pieces
 /** The body as one string (for the answers that are not kept). */
 export const text = (body: Body): string => (typeof body === 'string' ? body : body.join(''))
 
-/** At most how many UTF-8 bytes the pieces take: 3 per UTF-16 unit, 24 per number (the longest a double prints). */
+/** At most how many UTF-8 bytes the pieces take: 3 per UTF-16 unit, 32 per number (a double prints in at most 26). */
 export function maxBytes(pieces: Pieces): number {
   let n = 0
   for (let i = 0; i < pieces.length; i++) {
     const p = pieces[i]!
-    n += typeof p === 'string' ? p.length * 3 : 24
+    n += typeof p === 'string' ? p.length * 3 : 32
+  }
+  return n
+}
+
+/** Exactly how many UTF-8 bytes the pieces take (one pass over their characters). */
+export function byteLength(pieces: Pieces): number {
+  let n = 0
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i]!
+    n += typeof p === 'string' ? Buffer.byteLength(p) : String(p).length
   }
   return n
 }

@@ -1,5 +1,5 @@
 import { entryOverhead } from './cache.ts'
-import { type Body, maxBytes, type Pieces, text } from './pieces.ts'
+import { type Body, byteLength, maxBytes, type Pieces, text } from './pieces.ts'
 import type { Versions } from './versions.ts'
 
 interface Slot {
@@ -93,7 +93,7 @@ export class SlabCache {
    * already invalid or too large (body or key), and returns the bytes kept:
    * a view of the slab, to use at once (see get). Pieces are written straight
    * in; when their largest possible size would not fit, they are joined and
-   * kept as one string.
+   * kept as one string. A body not kept leaves what the key held as it was.
    */
   set(key: string, value: Body, deps: readonly number[], builtAt: number): Uint8Array | undefined {
     if (!this.versions.valid(builtAt, deps)) return undefined
@@ -106,7 +106,10 @@ export class SlabCache {
       value = text(value)
       room = Buffer.byteLength(value)
     }
-    if (room > limit) return undefined
+    // an empty body is not kept: an empty slot at the very end of the buffer would be out of every eviction's reach
+    if (room > limit || room === 0) return undefined
+    // near the end of the buffer, the exact size: a bound up to 3x too large would start the next lap early
+    if (this.head + room > this.slab.byteLength && typeof value !== 'string') room = byteLength(value)
     this.slots.delete(key)
     if (this.head + room > this.slab.byteLength) {
       // the rest of the buffer holds the oldest slots: they go, and this lap starts over
@@ -161,11 +164,11 @@ export class SlabCache {
     this.held = 0
   }
 
-  /** Drops the oldest slots while they overlap [from, to) (an empty one by where it starts). */
+  /** Drops the oldest slots while they overlap [from, to). */
   private evict(from: number, to: number): void {
     while (this.first < this.ring.length) {
       const s = this.ring[this.first]!
-      if (this.slots.get(s.key) === s && s.offset < to && (s.offset >= from || s.offset + s.length > from)) this.slots.delete(s.key)
+      if (this.slots.get(s.key) === s && s.offset + s.length > from && s.offset < to) this.slots.delete(s.key)
       else if (this.slots.get(s.key) === s) return
       this.pass()
     }
