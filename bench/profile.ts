@@ -1,6 +1,7 @@
 /**
  * bun bench/profile.ts [--size N] [--variant mix-1] [--warmup S] [--duration S]
  *                      [--connections N] [--interval US] [--no-perf] [--no-js] [--gc-log]
+ *                      [--backend sqlite|postgres] [--pg-url URL]
  *
  * Where the server's time goes under the mixed traffic. Builds a profiling
  * binary (the same `bun build --compile --bytecode` as `bun run build`, but
@@ -29,7 +30,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { discover, isMix, MIX_VARIANTS, type MixName } from './endpoints.ts'
 import { coreShare, coreTimes, freePort, installCleanup, processCpuUs, run, spawn, stop, waitForAnswer } from './proc.ts'
-import { removeDatabase, seededDatabase, workingCopy } from './seed.ts'
+import { DEFAULT_PG_URL, databaseUrl, PgAdmin, pgWorkingCopy, removeDatabase, seededDatabase, seededPostgres, workingCopy } from './seed.ts'
 import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
 
 const ROOT = resolve(import.meta.dir, '..')
@@ -56,6 +57,8 @@ function options() {
       'no-perf': { type: 'boolean' },
       'no-js': { type: 'boolean' },
       'gc-log': { type: 'boolean' },
+      backend: { type: 'string' },
+      'pg-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -69,6 +72,8 @@ function options() {
     if (!/^\d+$/.test(raw.replace(/_/g, '')) || Number(raw.replace(/_/g, '')) < min) throw new Error(`--${name} must be an integer >= ${min}`)
     return Number(raw.replace(/_/g, ''))
   }
+  const backend = values.backend ?? 'sqlite'
+  if (backend !== 'sqlite' && backend !== 'postgres') throw new Error('--backend must be sqlite or postgres')
   const variant = values.variant ?? 'mix-1'
   if (!isMix(variant)) throw new Error(`--variant must be one of ${Object.keys(MIX_VARIANTS).join(', ')}`)
   return {
@@ -84,6 +89,8 @@ function options() {
     perf: !values['no-perf'],
     js: !values['no-js'],
     gcLog: values['gc-log'] ?? false,
+    backend: backend as 'sqlite' | 'postgres',
+    pgUrl: values['pg-url'] ?? DEFAULT_PG_URL,
   }
 }
 
@@ -488,8 +495,21 @@ async function main(): Promise<void> {
   console.log('profile: building the profiling binary (bun build --compile --bytecode, not minified)')
   const b = await run(['bun', 'build', '--compile', '--bytecode', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', BINARY], { cwd: ROOT, timeoutMs: 300_000 })
   if (b.code !== 0) throw new Error(`the build failed: ${b.stderr}`)
-  const seeded = await seededDatabase(ROOT, BINARY, TMP, { articles: o.size, users: o.users, seed: o.seed })
-  const db = workingCopy(seeded.file, join(RUN_DIR, 'work.db'))
+  const spec = { articles: o.size, users: o.users, seed: o.seed }
+  // SQLite: a copy of the seeded file; PostgreSQL: a database made from the seeded one (dropped at the end)
+  const admin = o.backend === 'postgres' ? new PgAdmin(o.pgUrl) : undefined
+  let db: string
+  let dropWorkingCopy = async () => removeDatabase(db)
+  if (admin) {
+    const name = await pgWorkingCopy(admin, (await seededPostgres(admin, ROOT, BINARY, spec)).name)
+    db = databaseUrl(o.pgUrl, name)
+    dropWorkingCopy = async () => {
+      await admin.drop(name, { force: true })
+      await admin.close()
+    }
+  } else {
+    db = workingCopy((await seededDatabase(ROOT, BINARY, TMP, spec)).file, join(RUN_DIR, 'work.db'))
+  }
 
   await run(['taskset', '-a', '-p', '-c', String(LOAD_CORE), String(process.pid)], { timeoutMs: 5000 })
   const profDir = join(RUN_DIR, 'prof')
@@ -547,7 +567,7 @@ async function main(): Promise<void> {
 
   const windowMs = (toUs - fromUs) / 1000
   const out: string[] = []
-  out.push(`# CPU profile: ${o.variant} (${writePct} % writes) at ${o.size.toLocaleString('en')} articles`)
+  out.push(`# CPU profile: ${o.variant} (${writePct} % writes) at ${o.size.toLocaleString('en')} articles on ${o.backend === 'postgres' ? 'PostgreSQL' : 'SQLite'}`)
   out.push('')
   out.push(
     `Commit ${(await run(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT })).stdout.trim()}, Bun ${Bun.version}; profiling build (not minified) pinned to core ${SERVER_CORE}, ` +
@@ -577,12 +597,12 @@ async function main(): Promise<void> {
   else if (o.perf) out.push('', '(perf is not available here: no split of the time outside JavaScript)')
   const text = out.join('\n') + '\n'
   const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')
-  const base_ = join(OUT, `profile-${o.variant}-${o.size}-${o.js ? '' : 'perf-only-'}${stamp}`)
+  const base_ = join(OUT, `profile-${o.variant}-${o.size}-${o.backend === 'postgres' ? 'postgres-' : ''}${o.js ? '' : 'perf-only-'}${stamp}`)
   writeFileSync(`${base_}.md`, text)
   if (profile) writeFileSync(`${base_}.cpuprofile`, JSON.stringify(profile))
   console.log(`\n${text}`)
   console.log(`wrote ${base_}.md${profile ? ` and ${base_}.cpuprofile` : ''}`)
-  removeDatabase(db)
+  await dropWorkingCopy()
 }
 
 main().then(
