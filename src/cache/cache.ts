@@ -9,6 +9,7 @@ export interface Built<V> {
 interface Entry<V> {
   value: V
   deps: readonly number[]
+  /** the clock when its build started, or when it was last found valid (Versions.revalidate) */
   builtAt: number
   /** insertion order, for the cheap recency check below */
   seq: number
@@ -68,7 +69,7 @@ export class DepCache<K extends string | number, V> {
   get(key: K): V | undefined {
     const e = this.entries.get(key)
     if (e === undefined) return undefined
-    if (!this.versions.valid(e.builtAt, e.deps)) {
+    if (!this.versions.revalidate(e)) {
       this.remove(key, e)
       return undefined
     }

@@ -7,6 +7,7 @@ interface Slot {
   offset: number
   length: number
   deps: readonly number[]
+  /** the clock when its build started, or when it was last found valid (Versions.revalidate) */
   builtAt: number
   /** what it weighs besides its body: key (UTF-16), dependency list, the slot itself */
   weight: number
@@ -80,7 +81,7 @@ export class SlabCache {
   get(key: string, accept?: (deps: readonly number[]) => boolean): Uint8Array | undefined {
     const s = this.slots.get(key)
     if (s === undefined) return undefined
-    if (!this.versions.valid(s.builtAt, s.deps)) {
+    if (!this.versions.revalidate(s)) {
       this.slots.delete(key)
       return undefined
     }

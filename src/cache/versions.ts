@@ -54,6 +54,20 @@ export class Versions {
     return true
   }
 
+  /**
+   * Whether a kept value is still valid, as `valid`; one found valid is moved
+   * to the clock (`builtAt` = now): none of its keys was bumped up to now, so
+   * it is exactly as valid as a value built now, and the next checks return
+   * at once until the next bump (a popular value is read many times between
+   * two writes; its dependency list is walked once).
+   */
+  revalidate(v: { builtAt: number; readonly deps: readonly number[] }): boolean {
+    if (v.builtAt >= this.clock) return true
+    if (!this.valid(v.builtAt, v.deps)) return false
+    v.builtAt = this.clock
+    return true
+  }
+
   private forgetOldest(): void {
     const byAge = [...this.bumped].sort((a, b) => a[1] - b[1])
     const cut = byAge.length >> 1
