@@ -22,28 +22,34 @@ const MAINTENANCE_MS = 60_000
 /**
  * Binds the configured address first (a taken port fails before anything
  * else happens, and leaves no database file behind), answering 503 until the
- * database is open and migrated; then serves the app.
+ * database is open and migrated; then serves the app. A worker of `serve
+ * --workers N` binds only once it can serve: the supervisor has checked the
+ * port, and a worker bound early would be handed connections (SO_REUSEPORT)
+ * only to answer them 503 while it starts, as a replacement for a dead one
+ * would beside its siblings.
  */
 export async function serve(config: Config, logger: Logger): Promise<Running> {
   const worker = process.env[WORKER_ENV]
   let app: App | undefined
-  const server = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    // Bun itself would answer an over-limit body with an EMPTY 413. The app
-    // enforces the limit (Content-Length first, then while streaming) and
-    // answers with the envelope, so Bun's own limit is set far above it.
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    idleTimeout: config.requestTimeoutSeconds,
-    // a worker of `serve --workers N` shares the port with its siblings
-    reusePort: worker !== undefined,
-    fetch: (request, server) =>
-      app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1' }),
-    error(error) {
-      logger.error('server error', {}, error)
-      return errorResponse(500, { server: ['internal error'] }, securityHeaders('/'))
-    },
-  })
+  const listen = () =>
+    Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      // Bun itself would answer an over-limit body with an EMPTY 413. The app
+      // enforces the limit (Content-Length first, then while streaming) and
+      // answers with the envelope, so Bun's own limit is set far above it.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      idleTimeout: config.requestTimeoutSeconds,
+      // a worker of `serve --workers N` shares the port with its siblings
+      reusePort: worker !== undefined,
+      fetch: (request, server) =>
+        app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1' }),
+      error(error) {
+        logger.error('server error', {}, error)
+        return errorResponse(500, { server: ['internal error'] }, securityHeaders('/'))
+      },
+    })
+  const early = worker === undefined ? listen() : undefined
   let store: Store
   try {
     const opened = await openStore(config)
@@ -51,7 +57,14 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     if (opened.applied.length) logger.info('database migrated', { database: store.location, versions: opened.applied.join(',') })
     app = await createApp({ store, config, logger })
   } catch (e) {
-    await server.stop(true)
+    await early?.stop(true)
+    throw e
+  }
+  let server: ReturnType<typeof listen>
+  try {
+    server = early ?? listen()
+  } catch (e) {
+    await store.close()
     throw e
   }
   // one checkpointer per database file: the single process, or worker 1

@@ -314,15 +314,34 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
       const user = await register(server.url)
       for (let i = 0; i < 6; i++) expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
 
+      // fresh connections all through the replacement (the kernel spreads new ones over every bound worker):
+      // none may meet a worker that is not ready to serve (it used to bind first and answer 503 while starting)
+      const statuses: (number | string)[] = []
+      let replacing = true
+      const prober = (async () => {
+        while (replacing) {
+          const r = await probe(`${server.url}/api/tags`)
+          statuses.push('status' in r ? r.status : r.error)
+          await Bun.sleep(2)
+        }
+      })()
       process.kill(workers[0]!, 'SIGKILL')
       let replaced: number[] = []
-      for (let i = 0; i < 60; i++) {
+      for (let i = 0; i < 600; i++) {
         replaced = await children(server.proc.pid)
         if (replaced.length === 2 && !replaced.includes(workers[0]!)) break
-        await Bun.sleep(100)
+        await Bun.sleep(10)
       }
+      // the replacement's start-up (~100 ms) and some
+      await Bun.sleep(1_500)
+      replacing = false
+      await prober
       expect(replaced).toHaveLength(2)
       expect(replaced).not.toContain(workers[0]!)
+      // a request in flight to the killed worker may fail outright; every answer must be a 200
+      const answers = statuses.filter((s) => typeof s === 'number')
+      expect(answers.length).toBeGreaterThan(50)
+      expect(answers.filter((s) => s !== 200)).toEqual([])
       // every connection lands on a live worker; writes by one are read by the other
       for (let i = 0; i < 10; i++) {
         const made = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: `w${i}`, description: 'd', body: 'b' } } })
