@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { binaryDatabase, onPostgres } from './support/backend.ts'
 import { type RoundRobin, roundRobin } from './support/round-robin.ts'
@@ -294,6 +295,36 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
   }, 60_000)
 })
 
+/** Whether process `pid` holds a TCP socket listening on `port` (from /proc: the socket's inode among its descriptors). */
+function listensOn(pid: number, port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0')
+  const inodes = new Set<string>()
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = ''
+    try {
+      text = readFileSync(table, 'utf8')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/)
+      // local address ends with :PORT, state 0A is LISTEN, the inode is the tenth field
+      if (f.length > 9 && f[1]!.endsWith(`:${hex}`) && f[3] === '0A') inodes.add(f[9]!)
+    }
+  }
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '')
+      } catch {
+        return false
+      }
+    })
+  } catch {
+    return false
+  }
+}
+
 /** The child processes of `pid` (from /proc). */
 async function children(pid: number): Promise<number[]> {
   const out = await Bun.$`pgrep -P ${pid}`.nothrow().quiet()
@@ -332,12 +363,21 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
         if (replaced.length === 2 && !replaced.includes(workers[0]!)) break
         await Bun.sleep(10)
       }
-      // the replacement's start-up (~100 ms) and some
-      await Bun.sleep(1_500)
+      // until the replacement listens on the port (the supervisor waits a second before restarting a
+      // worker that died young), and a while after: the kernel then hands it some of the new connections
+      const replacement = replaced.find((pid) => !workers.includes(pid))
+      const port = Number(new URL(server.url).port)
+      let listening = false
+      for (let i = 0; i < 300 && replacement !== undefined && !listening; i++) {
+        listening = listensOn(replacement, port)
+        if (!listening) await Bun.sleep(20)
+      }
+      await Bun.sleep(500)
       replacing = false
       await prober
       expect(replaced).toHaveLength(2)
       expect(replaced).not.toContain(workers[0]!)
+      expect(listening).toBe(true)
       // a request in flight to the killed worker may fail outright; every answer must be a 200
       const answers = statuses.filter((s) => typeof s === 'number')
       expect(answers.length).toBeGreaterThan(50)

@@ -3,7 +3,8 @@
  *
  * Every cached value records the dependency keys it was built from (see
  * keys.ts: an article, a user, a list, a viewer's relations...) and the clock
- * at the moment its build STARTED. A write, once committed, bumps the keys it
+ * at the moment its build STARTED (moved forward each time a read finds it
+ * still valid: see `revalidate`). A write, once committed, bumps the keys it
  * changed: each bumped key remembers the clock of its last bump. A value is
  * valid while none of its keys was bumped after its build started.
  *
