@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
+import { listeningPids } from '../bench/proc.ts'
 import { binaryDatabase, onPostgres } from './support/backend.ts'
 import { type RoundRobin, roundRobin } from './support/round-robin.ts'
 import { tcpProxy } from './support/tcp-proxy.ts'
@@ -295,36 +295,6 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
   }, 60_000)
 })
 
-/** Whether process `pid` holds a TCP socket listening on `port` (from /proc: the socket's inode among its descriptors). */
-function listensOn(pid: number, port: number): boolean {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0')
-  const inodes = new Set<string>()
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = ''
-    try {
-      text = readFileSync(table, 'utf8')
-    } catch {
-      continue
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/)
-      // local address ends with :PORT, state 0A is LISTEN, the inode is the tenth field
-      if (f.length > 9 && f[1]!.endsWith(`:${hex}`) && f[3] === '0A') inodes.add(f[9]!)
-    }
-  }
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '')
-      } catch {
-        return false
-      }
-    })
-  } catch {
-    return false
-  }
-}
-
 /** The child processes of `pid` (from /proc). */
 async function children(pid: number): Promise<number[]> {
   const out = await Bun.$`pgrep -P ${pid}`.nothrow().quiet()
@@ -369,7 +339,7 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
       const port = Number(new URL(server.url).port)
       let listening = false
       for (let i = 0; i < 300 && replacement !== undefined && !listening; i++) {
-        listening = listensOn(replacement, port)
+        listening = listeningPids(port, [replacement]).length === 1
         if (!listening) await Bun.sleep(20)
       }
       await Bun.sleep(500)
