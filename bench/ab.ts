@@ -1,6 +1,7 @@
 /**
  * bun bench/ab.ts --a BINARY --b BINARY [--size 20000] [--variant mix-1]
  *                 [--rounds 3] [--duration 6] [--warmup 2] [--connections 64]
+ *                 [--backend sqlite|postgres] [--pg-url URL]
  *
  * Two builds compared under the same traffic, for a change whose effect is
  * smaller than the run-to-run noise of `bun run bench` (where each variant
@@ -8,7 +9,9 @@
  * measurement starts the build pinned to core 0 on a fresh copy of the same
  * seed and drives it with wrk on core 1 (warm-up, then the measured run).
  * Besides req/s, it reports the server's CPU time per request, which other
- * processes on the machine disturb much less than throughput. Prints every
+ * processes on the machine disturb much less than throughput. On PostgreSQL
+ * each measurement gets its own database made from the seeded one (the
+ * server's own CPU time then leaves out PostgreSQL's). Prints every
  * measurement and the medians; A/B ratios above 1 mean B is faster.
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
@@ -16,7 +19,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { discover, endpoints, type EndpointName, type Fixture } from './endpoints.ts'
 import { freePort, installCleanup, onCleanup, processCpuUs, rssSampler, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
-import { seededDatabase, workingCopy } from './seed.ts'
+import { DEFAULT_PG_URL, databaseUrl, PgAdmin, pgWorkName, pgWorkingCopy, seededDatabase, seededPostgres, workingCopy } from './seed.ts'
 import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
 
 const { values } = parseArgs({
@@ -30,6 +33,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '6' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '64' },
+    backend: { type: 'string', default: 'sqlite' },
+    'pg-url': { type: 'string', default: DEFAULT_PG_URL },
   },
 })
 if (!values.a || !values.b) throw new Error('usage: bun bench/ab.ts --a BINARY --b BINARY [--variant mix-1] [--size N] [--rounds N]')
@@ -38,6 +43,7 @@ const TMP = join(ROOT, 'bench/tmp')
 const RUN_DIR = join(TMP, `ab-${process.pid}`)
 const SIZE = Number(values.size)
 const name = values.variant as EndpointName
+if (values.backend !== 'sqlite' && values.backend !== 'postgres') throw new Error('--backend must be sqlite or postgres')
 
 installCleanup()
 requireTaskset()
@@ -50,16 +56,29 @@ for (const [k, from] of [['A', values.a], ['B', values.b]] as const) {
   copyFileSync(from, builds[k])
   chmodSync(builds[k], 0o755)
 }
-const seeded = await seededDatabase(ROOT, builds.A, TMP, { articles: SIZE, users: Number(values.users), seed: 1 })
+const spec = { articles: SIZE, users: Number(values.users), seed: 1 }
+const admin = values.backend === 'postgres' ? new PgAdmin(values['pg-url']!) : undefined
+if (admin) {
+  onCleanup(async () => {
+    await admin.drop(pgWorkName(), { force: true })
+    await admin.close()
+  })
+}
+// SQLite: a copy of the seeded file per measurement; PostgreSQL: a database made from the seeded one
+const seeded = admin ? (await seededPostgres(admin, ROOT, builds.A, spec)).name : (await seededDatabase(ROOT, builds.A, TMP, spec)).file
+async function freshDatabase(): Promise<string> {
+  if (!admin) return workingCopy(seeded, join(RUN_DIR, 'work.db'))
+  return databaseUrl(values['pg-url']!, await pgWorkingCopy(admin, seeded))
+}
 
 let fixture: Fixture | undefined
 const AB_SECRET = 'bench-ab-signing-secret-of-at-least-32-characters'
 async function measure(which: 'A' | 'B') {
-  const db = workingCopy(seeded.file, join(RUN_DIR, 'work.db'))
+  const db = await freshDatabase()
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const t0 = performance.now()
-  const server = spawn([builds[which]], { core: 0, env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET } })
+  const server = spawn([builds[which]], { core: 0, env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET } })
   const rss = rssSampler(server.pid, 100)
   try {
     await waitForAnswer(`${base}/health`, t0, server)
@@ -101,7 +120,7 @@ const med = (k: 'A' | 'B') => ({
 })
 const A = med('A')
 const B = med('B')
-console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles, ${values.rounds} rounds`)
+console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles on ${values.backend}, ${values.rounds} rounds`)
 const line = (k: 'A' | 'B', m: typeof A) =>
   `${k} ${values[k === 'A' ? 'a' : 'b']}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MB`
 console.log(line('A', A))
