@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { read } from '../db/postgres/client.ts'
+import { intArray, read } from '../db/postgres/client.ts'
 import type { ListFilters, ListStore, Page, PageIds } from './list-store.ts'
 
 /**
@@ -64,7 +64,8 @@ export function pgGeneric(present: (keyof ListFilters)[]): string {
  * $1 viewer, $2 limit, $3 offset.
  */
 export const PG_FEED = `WITH s AS (SELECT
-    (SELECT coalesce(sum(u.articles_count), 0)::int FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = $1) AS followed,
+    (SELECT coalesce(sum(u.articles_count), 0)::int FROM follows f
+       CROSS JOIN LATERAL (SELECT articles_count FROM users WHERE id = f.followee_id OFFSET 0) u WHERE f.follower_id = $1) AS followed,
     (SELECT count(*)::int FROM follows WHERE follower_id = $1) AS authors,
     (SELECT value FROM counters WHERE name = 'articles') AS everything)
   SELECT s.followed AS total, CASE
@@ -81,13 +82,11 @@ export const PG_FEED = `WITH s AS (SELECT
              ORDER BY id DESC LIMIT $2 OFFSET $3)
   END AS ids FROM s`
 
-const ids = (v: unknown): number[] => Array.from(v as ArrayLike<number>)
-
 export function postgresLists(sql: SQL): ListStore {
   const run = (text: string, params: unknown[]) =>
     read(async () => {
       const [row] = await sql.unsafe(text, params as never[])
-      return { ids: ids(row.ids), total: Number(row.total) } satisfies PageIds
+      return { ids: intArray(row.ids), total: Number(row.total) } satisfies PageIds
     })
   return {
     page(filters: ListFilters, p: Page) {

@@ -1,7 +1,7 @@
 import type { SQL } from 'bun'
 import { keys } from '../cache/keys.ts'
 import type { PgChanges } from '../db/postgres/changes.ts'
-import { nameless, read } from '../db/postgres/client.ts'
+import { intArray, nameless, read } from '../db/postgres/client.ts'
 import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileStore } from './store.ts'
 
 /** The reads of profiles and of a viewer's relations. */
@@ -35,9 +35,9 @@ export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
     relations: (viewer) =>
       read(async () => {
         const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewer, MAX_LOADED_FAVORITES + 1])
-        const favorites = Array.from(row.favorites as ArrayLike<number>)
+        const favorites = intArray(row.favorites)
         return {
-          followees: Array.from(row.followees as ArrayLike<number>),
+          followees: intArray(row.followees),
           favorites: favorites.length > MAX_LOADED_FAVORITES ? null : favorites,
         }
       }),
