@@ -14,10 +14,17 @@ const row = (r: Raw): ArticleRow => ({ ...r, created_at: ms(r.created_at), updat
 const ARTICLE_COLUMNS = `a.id, a.author_id, a.slug, a.title, a.description, a.created_at, a.updated_at, a.favorites_count,
     u.username, u.bio, u.image,
     ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags`
+/**
+ * Each article's author, looked up by key. As a plain join, PostgreSQL hashes
+ * the whole users table when it is small (1,000 users: a seq scan of all of
+ * them for a page of 20 articles, 0.6-0.8 ms against 0.1 ms by key); OFFSET 0
+ * keeps the subquery from being flattened into that join.
+ */
+const WITH_AUTHOR = 'CROSS JOIN LATERAL (SELECT username, bio, image FROM users WHERE id = a.author_id OFFSET 0) u'
 /** The reads of list items, whole articles and slugs ($1 the ids, the id, the slug). */
 export const PG_ARTICLE_READS = {
-  items: `SELECT ${ARTICLE_COLUMNS} FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ANY ($1::int[])`,
-  full: `SELECT ${ARTICLE_COLUMNS}, a.body FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = $1`,
+  items: `SELECT ${ARTICLE_COLUMNS} FROM articles a ${WITH_AUTHOR} WHERE a.id = ANY ($1::int[])`,
+  full: `SELECT ${ARTICLE_COLUMNS}, a.body FROM articles a ${WITH_AUTHOR} WHERE a.id = $1`,
   bySlug: 'SELECT id, author_id FROM articles WHERE slug = $1',
 } as const
 
@@ -92,7 +99,7 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
         ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags,
         EXISTS (SELECT 1 FROM favorites WHERE user_id = ${viewer} AND article_id = a.id) AS favorited,
         EXISTS (SELECT 1 FROM follows WHERE follower_id = ${viewer} AND followee_id = a.author_id) AS following
-      FROM articles a JOIN users u ON u.id = a.author_id WHERE a.id = ${id}`
+      FROM articles a CROSS JOIN LATERAL (SELECT username, bio, image FROM users WHERE id = a.author_id OFFSET 0) u WHERE a.id = ${id}`
     return { row: row(r), favorited: r.favorited, following: r.following }
   }
 
