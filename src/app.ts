@@ -49,7 +49,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const profiles = profileReads(store, caches)
   const articles = articleReads(store, caches, profiles)
   const comments = commentReads(store, caches, articles, profiles)
-  const reads = { articles, comments, profiles, tags: tagsJson(store.tags) }
+  const reads = { articles, comments, profiles, tags: tagsJson(store.tags, caches.versions) }
 
   const api = new Elysia({ prefix: '/api' })
     .use(
@@ -65,7 +65,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     .use(profileRoutes({ profiles: store.profiles, reads: profiles, tokens, responses }))
     .use(articleRoutes({ articles: store.articles, reads: articles, tokens, responses }))
     .use(commentRoutes({ comments: store.comments, reads: comments, tokens, responses }))
-    .use(tagRoutes({ tags: store.tags, responses }))
+    .use(tagRoutes({ build: reads.tags, responses }))
 
   /** Every error, ours or the framework's, in the contract's envelope. */
   const toErrorResponse = ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }) => {

@@ -3,6 +3,7 @@ import { existsSync, rmSync } from 'node:fs'
 import { type App, createApp } from '../src/app.ts'
 import { signToken } from '../src/auth/jwt.ts'
 import { DepCache } from '../src/cache/cache.ts'
+import { Flights } from '../src/cache/flights.ts'
 import { SlabCache } from '../src/cache/slab.ts'
 import { mulberry32 } from '../src/random.ts'
 import { CACHE_BUDGET_MB, createCaches } from '../src/cache/caches.ts'
@@ -542,4 +543,104 @@ describe('cache budgets', () => {
     expect(Math.round(budgets(0.5))).toBe(CACHE_BUDGET_MB / 2)
     expect(Math.round(budgets(2))).toBe(CACHE_BUDGET_MB * 2)
   })
+})
+
+describe('reads under way (src/cache/flights.ts)', () => {
+  const deferred = <T>() => {
+    let resolve!: (v: T) => void
+    let reject!: (e: unknown) => void
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res
+      reject = rej
+    })
+    return { promise, resolve, reject }
+  }
+
+  test('requests missing the same value at once share one read while nothing it depends on changed', async () => {
+    const versions = new Versions()
+    const flights = new Flights<string, string>(versions)
+    const first = deferred<string>()
+    let reads = 0
+    const read = () => {
+      reads++
+      return first.promise
+    }
+    const a = flights.share('k', [keys.tags], read)
+    versions.bump([keys.article(1)]) // something else changed: the read under way is still good
+    const b = flights.share('k', [keys.tags], read)
+    expect(reads).toBe(1)
+    first.resolve('v1')
+    expect(await Promise.all([a, b])).toEqual(['v1', 'v1'])
+    expect(flights.size).toBe(0)
+    // settled: the next miss reads again
+    flights.share('k', [keys.tags], async () => 'v2')
+    expect(await flights.share('k', [keys.tags], read)).toBe('v2')
+  })
+
+  test('a request that arrives after a change to what the read under way depends on reads anew', async () => {
+    const versions = new Versions()
+    const flights = new Flights<string, string>(versions)
+    const old = deferred<string>()
+    const before = flights.share('k', [keys.tags], () => old.promise)
+    versions.bump([keys.tags])
+    const after = flights.share('k', [keys.tags], async () => 'new')
+    // and a third request joins the newer read, not the older one
+    const third = flights.share('k', [keys.tags], async () => 'third')
+    old.resolve('old')
+    expect(await before).toBe('old')
+    expect(await after).toBe('new')
+    expect(await third).toBe('new')
+    expect(flights.size).toBe(0)
+  })
+
+  test('a failed read fails those who joined it, and the next request reads again', async () => {
+    const versions = new Versions()
+    const flights = new Flights<string, string>(versions)
+    const failing = deferred<string>()
+    const a = flights.share('k', [], () => failing.promise)
+    const b = flights.share('k', [], async () => 'unused')
+    failing.reject(new Error('down'))
+    expect(a).rejects.toThrow('down')
+    expect(b).rejects.toThrow('down')
+    await a.catch(() => undefined)
+    expect(await flights.share('k', [], async () => 'back')).toBe('back')
+  })
+
+  /**
+   * Through the app: readers keep the tag list and the first page busy
+   * (reads under way almost all the time, on PostgreSQL), while a writer
+   * creates articles; each answer the writer gets after its creation shows it.
+   */
+  test('a request sent after a new article is acknowledged never gets a tag list or page read before it', async () => {
+    const app = await conduitApp()
+    const [author] = await registerUsers(app, 1)
+    // a long tag list, so that each read of it takes a while (tags in use straight in: no article needed for this)
+    await app.db.run(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO tags (name, articles_count) SELECT 'bulk' || i, 1 FROM n",
+    )
+    let stop = false
+    const readers = Array.from({ length: 6 }, async (_, i) => {
+      let n = 0
+      while (!stop) {
+        const res = await app.request('GET', i % 2 ? '/api/tags' : '/api/articles?limit=5')
+        expect(res.status).toBe(200)
+        n++
+      }
+      return n
+    })
+    try {
+      for (let round = 0; round < 40; round++) {
+        const tag = `fresh${round}`
+        const created = await createArticle(app, author!.token, { tagList: [tag] })
+        const [tags, list] = await Promise.all([app.request('GET', '/api/tags'), app.request('GET', '/api/articles?limit=5')])
+        expect({ round, hasTag: (tags.body.tags as string[]).includes(tag) }).toEqual({ round, hasTag: true })
+        expect({ round, first: list.body.articles[0].slug }).toEqual({ round, first: created.slug })
+      }
+    } finally {
+      stop = true
+      // the readers end before the app is closed, whatever happened above
+      await Promise.allSettled(readers)
+    }
+    for (const n of await Promise.all(readers)) expect(n).toBeGreaterThan(0)
+  }, 60_000)
 })

@@ -1,5 +1,6 @@
 import type { Built } from '../cache/cache.ts'
 import type { Caches } from '../cache/caches.ts'
+import { Flights } from '../cache/flights.ts'
 import { keys } from '../cache/keys.ts'
 import type { Store } from '../db/store.ts'
 import { notFound } from '../errors.ts'
@@ -86,13 +87,18 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     return out
   }
 
+  /** Page reads under way: requests missing the same page at once share one read (see flights.ts). */
+  const pageReads = new Flights<string, Built<PageIds>>(caches.versions)
+
   async function page(key: string, deps: number[], fetch: () => PageIds | Promise<PageIds>): Promise<Built<PageIds>> {
     const cached = caches.pages.getBuilt(key)
     if (cached) return cached
-    const at = clock()
-    const built = { value: await fetch(), deps }
-    caches.pages.set(key, built, at)
-    return built
+    return pageReads.share(key, deps, async () => {
+      const at = clock()
+      const built = { value: await fetch(), deps }
+      caches.pages.set(key, built, at)
+      return built
+    })
   }
 
   /**
