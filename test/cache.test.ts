@@ -15,8 +15,9 @@ import { openDatabase } from '../src/db/sqlite/open.ts'
 import { sqliteStore } from '../src/db/sqlite/store.ts'
 import { NO_PARAMS, ResponseCache } from '../src/http/responses.ts'
 import { send, testApp, testConfig } from './support/app.ts'
-import { conduitApp, favorite, registerUsers } from './support/conduit.ts'
+import { addComment, conduitApp, favorite, registerUsers } from './support/conduit.ts'
 import { createArticle } from './support/fixtures.ts'
+import { onPostgres } from './support/backend.ts'
 
 /**
  * Answers are cached per viewer and URL, and verified tokens are remembered
@@ -614,27 +615,76 @@ describe('reads under way (src/cache/flights.ts)', () => {
   test('a request sent after a new article is acknowledged never gets a tag list or page read before it', async () => {
     const app = await conduitApp()
     const [author] = await registerUsers(app, 1)
-    // a long tag list, so that each read of it takes a while (tags in use straight in: no article needed for this)
+    // a long tag list, so that each read of it takes longer than a write (tags in use straight in: no
+    // article needed for this); SQLite reads synchronously, so a read is never under way there
     await app.db.run(
-      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO tags (name, articles_count) SELECT 'bulk' || i, 1 FROM n",
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${onPostgres ? 50_000 : 2_000}) INSERT INTO tags (name, articles_count) SELECT 'bulk' || i, 1 FROM n`,
     )
     let stop = false
-    const readers = Array.from({ length: 6 }, async (_, i) => {
+    const readers = Array.from({ length: 8 }, async (_, i) => {
       let n = 0
       while (!stop) {
-        const res = await app.request('GET', i % 2 ? '/api/tags' : '/api/articles?limit=5')
+        const res = await app.request('GET', i % 4 ? '/api/tags' : '/api/articles?limit=5')
         expect(res.status).toBe(200)
         n++
       }
       return n
     })
     try {
-      for (let round = 0; round < 40; round++) {
+      for (let round = 0; round < 15; round++) {
         const tag = `fresh${round}`
         const created = await createArticle(app, author!.token, { tagList: [tag] })
         const [tags, list] = await Promise.all([app.request('GET', '/api/tags'), app.request('GET', '/api/articles?limit=5')])
         expect({ round, hasTag: (tags.body.tags as string[]).includes(tag) }).toEqual({ round, hasTag: true })
         expect({ round, first: list.body.articles[0].slug }).toEqual({ round, first: created.slug })
+      }
+    } finally {
+      stop = true
+      // the readers end before the app is closed, whatever happened above
+      await Promise.allSettled(readers)
+    }
+    for (const n of await Promise.all(readers)) expect(n).toBeGreaterThan(0)
+  }, 60_000)
+
+  /**
+   * The same under favorites and comments: readers keep the first page, the
+   * newest article and its comments busy while writers create an article,
+   * favorite it and comment on it; each answer a writer gets after a write
+   * shows that write.
+   */
+  test('under concurrent readers, a favorite and a comment show in the next answers of the pages, article and comments they change', async () => {
+    const app = await conduitApp()
+    const [author, fan] = await registerUsers(app, 2)
+    let newest = (await createArticle(app, author!.token)).slug
+    let stop = false
+    const paths = [
+      () => '/api/articles?limit=5',
+      () => `/api/articles/${newest}`,
+      () => `/api/articles/${newest}/comments`,
+    ]
+    const readers = Array.from({ length: 9 }, async (_, i) => {
+      let n = 0
+      while (!stop) {
+        const res = await app.request('GET', paths[i % paths.length]!())
+        expect(res.status).toBe(200)
+        // on SQLite an answer may need no I/O at all: now and then, let timers run
+        if (++n % 50 === 0) await Bun.sleep(0)
+      }
+      return n
+    })
+    try {
+      for (let round = 0; round < 30; round++) {
+        const created = await createArticle(app, author!.token)
+        newest = created.slug
+        // let the readers miss the new article's parts, then change them
+        await Bun.sleep(2)
+        await favorite(app, fan!.token, created.slug)
+        const [page, article] = await Promise.all([app.request('GET', '/api/articles?limit=5'), app.request('GET', `/api/articles/${created.slug}`)])
+        expect({ round, count: page.body.articles[0].favoritesCount }).toEqual({ round, count: 1 })
+        expect({ round, count: article.body.article.favoritesCount }).toEqual({ round, count: 1 })
+        await addComment(app, fan!.token, created.slug, `comment ${round}`)
+        const comments = await app.request('GET', `/api/articles/${created.slug}/comments`)
+        expect({ round, bodies: comments.body.comments.map((c: { body: string }) => c.body) }).toEqual({ round, bodies: [`comment ${round}`] })
       }
     } finally {
       stop = true
