@@ -90,15 +90,20 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
   /** Page reads under way: requests missing the same page at once share one read (see flights.ts). */
   const pageReads = new Flights<string, Built<PageIds>>(caches.versions)
 
-  async function page(key: string, deps: number[], fetch: () => PageIds | Promise<PageIds>): Promise<Built<PageIds>> {
+  /** The page at `key`, read from the clock `at` on (earlier when its deps come from an earlier read). */
+  async function page(key: string, deps: number[], fetch: () => PageIds | Promise<PageIds>, at = clock()): Promise<Built<PageIds>> {
     const cached = caches.pages.getBuilt(key)
     if (cached) return cached
-    return pageReads.share(key, deps, async () => {
-      const at = clock()
-      const built = { value: await fetch(), deps }
-      caches.pages.set(key, built, at)
-      return built
-    })
+    return pageReads.share(
+      key,
+      deps,
+      async () => {
+        const built = { value: await fetch(), deps }
+        caches.pages.set(key, built, at)
+        return built
+      },
+      at,
+    )
   }
 
   /**
@@ -215,11 +220,14 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
     /** GET /api/articles/feed: its ids depend on the viewer's follows (not their favorites) and on new articles of whom they follow. */
     async feed(p: Page, viewer: number): Promise<Built<Body>> {
+      // the page's deps come from the follows read now: the page is as old as they are (a follow
+      // committed meanwhile bumps the viewer's key after this clock, so the page is not kept)
+      const at = clock()
       const flags = await profiles.flags(viewer)
       const deps = [keys.anyList, keys.viewer(viewer)]
       if (flags.followees.size <= MAX_FEED_AUTHOR_KEYS) for (const id of flags.followees) deps.push(keys.articlesBy(id))
       else deps.push(keys.newest)
-      return render(await page(feedKey(viewer, p), deps, () => store.lists.feed(viewer, p)), viewer)
+      return render(await page(feedKey(viewer, p), deps, () => store.lists.feed(viewer, p), at), viewer)
     },
 
     /** GET /api/articles/:slug */

@@ -23,11 +23,15 @@ export class Flights<K, V> {
 
   constructor(private readonly versions: Versions) {}
 
-  /** `read()`'s result (started at the clock now), or that of the same key's read under way while it is still valid. */
-  share(key: K, deps: readonly number[], read: () => Promise<V>): Promise<V> {
+  /**
+   * `read()`'s result, or that of the same key's read under way while it is
+   * still valid. `at`: the clock when what the value is built from started to
+   * be read (by default now, before `read` starts).
+   */
+  share(key: K, deps: readonly number[], read: () => Promise<V>, at = this.versions.clock): Promise<V> {
     const flight = this.under.get(key)
     if (flight !== undefined && this.versions.valid(flight.at, flight.deps)) return flight.value
-    const started: Flight<V> = { at: this.versions.clock, deps, value: read() }
+    const started: Flight<V> = { at, deps, value: read() }
     this.under.set(key, started)
     const done = () => {
       if (this.under.get(key) === started) this.under.delete(key)
