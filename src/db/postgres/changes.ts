@@ -195,14 +195,17 @@ export class PgChanges implements ChangeFeed {
     this.sql`ANALYZE changes`.catch(() => {})
   }
 
-  /**
-   * Drops change-log rows every instance has had time to read, then vacuums
-   * the log and takes its statistics: it is a queue, rows in and out all the
-   * time, left neither to grow with dead rows nor to plans made for another
-   * size when autovacuum is off or slow.
-   */
+  /** Drops change-log rows every instance has had time to read. */
   async purge(now = Date.now()): Promise<void> {
     await write(() => this.sql`DELETE FROM changes WHERE at < ${now - CHANGE_RETENTION_MS}`)
+  }
+
+  /**
+   * Vacuums the log and takes its statistics (after a purge): it is a queue,
+   * rows in and out all the time, left neither to grow with dead rows nor to
+   * plans made for another size when autovacuum is off or slow.
+   */
+  async tidy(): Promise<void> {
     await write(() => this.sql`VACUUM (ANALYZE) changes`)
     this.writtenSinceAnalyze = 0
     this.analyzeAfter = ANALYZE_FIRST_ROWS

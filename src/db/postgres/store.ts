@@ -61,6 +61,8 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
       const now = Date.now()
       await changes.purge(now)
       await throttle.purge(now, MAX_THROTTLE_ROWS)
+      // last: a role that may not vacuum the log still purges both
+      await changes.tidy()
     },
     async close() {
       await sql.close({ timeout: 2 })
