@@ -99,7 +99,7 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
         ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags,
         EXISTS (SELECT 1 FROM favorites WHERE user_id = ${viewer} AND article_id = a.id) AS favorited,
         EXISTS (SELECT 1 FROM follows WHERE follower_id = ${viewer} AND followee_id = a.author_id) AS following
-      FROM articles a CROSS JOIN LATERAL (SELECT username, bio, image FROM users WHERE id = a.author_id OFFSET 0) u WHERE a.id = ${id}`
+      FROM articles a ${tx.unsafe(WITH_AUTHOR)} WHERE a.id = ${id}`
     return { row: row(r), favorited: r.favorited, following: r.following }
   }
 

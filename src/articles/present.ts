@@ -1,5 +1,6 @@
 import { flat } from '../cache/cache.ts'
 import type { Pieces } from '../cache/pieces.ts'
+import { authorEnd } from '../profiles/present.ts'
 import type { ArticleRow } from './store.ts'
 
 /**
@@ -51,12 +52,10 @@ export function articleParts(r: ArticleRow): ArticleParts {
 const FAVORITED = 'true,"favoritesCount":'
 const NOT_FAVORITED = 'false,"favoritesCount":'
 const AUTHOR = ',"author":'
-const FOLLOWING = 'true}}'
-const NOT_FOLLOWING = 'false}}'
 
 /** Appends the finished article JSON for a viewer to `out`; `author` is the author's profile up to its `following` value. */
 export function articlePieces(out: Pieces, p: ArticleParts, author: string, favorited: boolean, following: boolean): void {
-  out.push(p.head, favorited ? FAVORITED : NOT_FAVORITED, p.count, AUTHOR, author, following ? FOLLOWING : NOT_FOLLOWING)
+  out.push(p.head, favorited ? FAVORITED : NOT_FAVORITED, p.count, AUTHOR, author, authorEnd(following))
 }
 
 /** The same as one string. */

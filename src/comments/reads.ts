@@ -5,7 +5,7 @@ import type { Body, Pieces } from '../cache/pieces.ts'
 import type { Store } from '../db/store.ts'
 import type { ArticleReads } from '../articles/reads.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
-import { profileHead } from '../profiles/present.ts'
+import { authorEnd, profileHead } from '../profiles/present.ts'
 import type { CommentRow } from './store.ts'
 
 const s = JSON.stringify
@@ -13,8 +13,6 @@ const iso = (ms: number) => s(new Date(ms).toISOString())
 
 const COMMENTS = '{"comments":['
 const END = ']}'
-const FOLLOWING = 'true}}'
-const NOT_FOLLOWING = 'false}}'
 
 /** A comment up to its author: `{"id":…,"createdAt":…,"updatedAt":…,"body":…,"author":` */
 export const commentHead = (c: CommentRow): string =>
@@ -40,7 +38,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
       const c = parts[i]!
       const head = caches.authors.get(c.authorId)
       if (head === undefined) return undefined
-      out.push(i ? ',' : '', c.head, head, flags.followees.has(c.authorId) ? FOLLOWING : NOT_FOLLOWING)
+      out.push(i ? ',' : '', c.head, head, authorEnd(flags.followees.has(c.authorId)))
       deps.push(keys.user(c.authorId))
     }
     out.push(END)
@@ -74,7 +72,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
       for (const c of parts) {
         const head = heads.get(c.authorId)
         if (head === undefined) continue
-        out.push(out.length > 1 ? ',' : '', c.head, head, flags.followees.has(c.authorId) ? FOLLOWING : NOT_FOLLOWING)
+        out.push(out.length > 1 ? ',' : '', c.head, head, authorEnd(flags.followees.has(c.authorId)))
         deps.push(keys.user(c.authorId))
       }
       out.push(END)
