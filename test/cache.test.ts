@@ -547,20 +547,10 @@ describe('cache budgets', () => {
 })
 
 describe('reads under way (src/cache/flights.ts)', () => {
-  const deferred = <T>() => {
-    let resolve!: (v: T) => void
-    let reject!: (e: unknown) => void
-    const promise = new Promise<T>((res, rej) => {
-      resolve = res
-      reject = rej
-    })
-    return { promise, resolve, reject }
-  }
-
   test('requests missing the same value at once share one read while nothing it depends on changed', async () => {
     const versions = new Versions()
     const flights = new Flights<string, string>(versions)
-    const first = deferred<string>()
+    const first = Promise.withResolvers<string>()
     let reads = 0
     const read = () => {
       reads++
@@ -581,7 +571,7 @@ describe('reads under way (src/cache/flights.ts)', () => {
   test('a request that arrives after a change to what the read under way depends on reads anew', async () => {
     const versions = new Versions()
     const flights = new Flights<string, string>(versions)
-    const old = deferred<string>()
+    const old = Promise.withResolvers<string>()
     const before = flights.share('k', [keys.tags], () => old.promise)
     versions.bump([keys.tags])
     const after = flights.share('k', [keys.tags], async () => 'new')
@@ -597,7 +587,7 @@ describe('reads under way (src/cache/flights.ts)', () => {
   test('a failed read fails those who joined it, and the next request reads again', async () => {
     const versions = new Versions()
     const flights = new Flights<string, string>(versions)
-    const failing = deferred<string>()
+    const failing = Promise.withResolvers<string>()
     const a = flights.share('k', [], () => failing.promise)
     const b = flights.share('k', [], async () => 'unused')
     failing.reject(new Error('down'))
