@@ -51,7 +51,10 @@ await ensureWrk()
 mkdirSync(RUN_DIR, { recursive: true })
 onCleanup(async () => rmSync(RUN_DIR, { recursive: true, force: true }))
 const builds = { A: join(RUN_DIR, 'a'), B: join(RUN_DIR, 'b') }
-for (const [k, from] of [['A', values.a], ['B', values.b]] as const) {
+for (const [k, from] of [
+  ['A', values.a],
+  ['B', values.b],
+] as const) {
   if (!existsSync(from)) throw new Error(`${from} does not exist`)
   copyFileSync(from, builds[k])
   chmodSync(builds[k], 0o755)
@@ -78,7 +81,10 @@ async function measure(which: 'A' | 'B') {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const t0 = performance.now()
-  const server = spawn([builds[which]], { core: 0, env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET } })
+  const server = spawn([builds[which]], {
+    core: 0,
+    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET },
+  })
   const rss = rssSampler(server.pid, 100)
   try {
     await waitForAnswer(`${base}/health`, t0, server)
@@ -93,7 +99,13 @@ async function measure(which: 'A' | 'B') {
     const cpu0 = processCpuUs(server.pid)
     const r = await runWrk({ ...common, durationS: Number(values.duration), phase: 'm' })
     const cpuUs = processCpuUs(server.pid) - cpu0
-    return { rps: r.rps, p99: r.latencyMs.p99, errors: r.errorCount, usPerRequest: cpuUs / Math.max(1, r.requests), peakRssMb: rss.windowPeak() / 2 ** 20 }
+    return {
+      rps: r.rps,
+      p99: r.latencyMs.p99,
+      errors: r.errorCount,
+      usPerRequest: cpuUs / Math.max(1, r.requests),
+      peakRssMb: rss.windowPeak() / 2 ** 20,
+    }
   } finally {
     rss.stop()
     await stop(server)
@@ -125,6 +137,8 @@ const line = (k: 'A' | 'B', m: typeof A) =>
   `${k} ${values[k === 'A' ? 'a' : 'b']}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MB`
 console.log(line('A', A))
 console.log(line('B', B))
-console.log(`B/A: throughput ${(B.rps / A.rps).toFixed(3)}, CPU per request ${(B.us / A.us).toFixed(3)}, p99 ${(B.p99 / A.p99).toFixed(3)}, peak RSS ${(B.rss / A.rss).toFixed(3)}`)
+console.log(
+  `B/A: throughput ${(B.rps / A.rps).toFixed(3)}, CPU per request ${(B.us / A.us).toFixed(3)}, p99 ${(B.p99 / A.p99).toFixed(3)}, peak RSS ${(B.rss / A.rss).toFixed(3)}`,
+)
 await runCleanups()
 process.exit(0)

@@ -12,7 +12,13 @@ const DARK = ['#1f3d5c', '#8a4a0b', '#2a5a24', '#5e3a56', '#2f5f5b']
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 const short = (n: number) =>
-  n >= 1e6 ? `${+(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${Math.round(n / 1e3)}k` : n >= 1e3 ? `${+(n / 1e3).toFixed(1)}k` : `${Math.round(n)}`
+  n >= 1e6
+    ? `${+(n / 1e6).toFixed(1)}M`
+    : n >= 1e4
+      ? `${Math.round(n / 1e3)}k`
+      : n >= 1e3
+        ? `${+(n / 1e3).toFixed(1)}k`
+        : `${Math.round(n)}`
 const fmtMs = (n: number) => (n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2))
 
 type EndpointResult = Results['sizes'][number]['endpoints'][number]
@@ -50,10 +56,14 @@ export function chart(r: Results): string {
   const phi = Math.max(2, Math.ceil(Math.log10(Math.max(...p99s, 15))))
   const yp = (v: number) => bottom - ((Math.log10(Math.max(v, 10 ** plo)) - plo) / (phi - plo)) * (bottom - top)
 
-  add(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif">`)
+  add(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif">`,
+  )
   add(`<rect width="${W}" height="${H}" fill="#ffffff"/>`)
   const m = r.machine
-  add(`<text x="${left}" y="40" font-size="22" font-weight="bold" fill="#222">Conduit — requests/s per endpoint and database size (log scale)</text>`)
+  add(
+    `<text x="${left}" y="40" font-size="22" font-weight="bold" fill="#222">Conduit — requests/s per endpoint and database size (log scale)</text>`,
+  )
   add(
     `<text x="${left}" y="66" font-size="13" fill="#555">${esc(
       `${r.date} · commit ${m.commit.slice(0, 10)}${m.dirty ? ' (+ uncommitted changes)' : ''} · Bun ${m.bun} · ${m.cpu}, ${m.cores} cores`,
@@ -74,7 +84,9 @@ export function chart(r: Results): string {
       add(`<text x="${left - 8}" y="${(+yy + 4).toFixed(1)}" font-size="12" text-anchor="end" fill="#444">${short(v)}</text>`)
     }
   }
-  add(`<text transform="translate(28 ${(top + bottom) / 2}) rotate(-90)" font-size="13" text-anchor="middle" fill="#333">requests / s (bars)</text>`)
+  add(
+    `<text transform="translate(28 ${(top + bottom) / 2}) rotate(-90)" font-size="13" text-anchor="middle" fill="#333">requests / s (bars)</text>`,
+  )
   // right axis (p99 ms)
   for (let d = plo; d <= phi; d++) {
     const v = 10 ** d
@@ -82,7 +94,9 @@ export function chart(r: Results): string {
     add(`<text x="${right + 9}" y="${(yp(v) + 4).toFixed(1)}" font-size="12" fill="#444">${fmtMs(v)} ms</text>`)
   }
   add(`<line x1="${right}" x2="${right}" y1="${top}" y2="${bottom}" stroke="#888"/>`)
-  add(`<text transform="translate(${W - 14} ${(top + bottom) / 2}) rotate(90)" font-size="13" text-anchor="middle" fill="#333">p99 latency, ms (diamonds)</text>`)
+  add(
+    `<text transform="translate(${W - 14} ${(top + bottom) / 2}) rotate(90)" font-size="13" text-anchor="middle" fill="#333">p99 latency, ms (diamonds)</text>`,
+  )
   const y15 = yp(15).toFixed(1)
   add(`<line x1="${left}" x2="${right}" y1="${y15}" y2="${y15}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="8 5"/>`)
   add(`<text x="${right + 9}" y="${(+y15 + 4).toFixed(1)}" font-size="12" fill="#d62728">15 ms goal</text>`)
@@ -116,7 +130,9 @@ export function chart(r: Results): string {
       )
     })
     const cx = left + gi * gw + gw / 2
-    add(`<text x="${cx.toFixed(1)}" y="${bottom + 20}" font-size="13" font-weight="bold" text-anchor="middle" fill="#222">${esc(name)}</text>`)
+    add(
+      `<text x="${cx.toFixed(1)}" y="${bottom + 20}" font-size="13" font-weight="bold" text-anchor="middle" fill="#222">${esc(name)}</text>`,
+    )
     sizes.forEach((s, si) => {
       const e = s.endpoints.find((x) => x.name === name)
       if (!e) return
@@ -127,7 +143,9 @@ export function chart(r: Results): string {
   })
   add(
     `<text x="${left}" y="${bottom + 50 + sizes.length * 15}" font-size="11" fill="#555">under each endpoint, per size: ratio server / bound · p99${
-      sizes.some((s) => s.endpoints.some(noisy)) ? ` — * other processes took more than ${NOISY_PCT}% of the server or load core during that measurement` : ''
+      sizes.some((s) => s.endpoints.some(noisy))
+        ? ` — * other processes took more than ${NOISY_PCT}% of the server or load core during that measurement`
+        : ''
     }</text>`,
   )
 
@@ -147,10 +165,14 @@ export function chart(r: Results): string {
   add(`<text x="${lx + 20}" y="${ly}" font-size="13" fill="#222">p99 latency (right axis)</text>`)
   const peaks = sizes.map((s) => `${tag(s)}: ${(s.peakRssBytes / 1048576).toFixed(0)} MB`).join(', ')
   const firsts = sizes.map((s) => `${tag(s)}: ${Math.min(...s.firstResponseMs).toFixed(0)} ms`).join(', ')
-  add(`<text x="${left}" y="${ly + 30}" font-size="12" fill="#555">${esc(`server peak RSS — ${peaks} · fastest first response after start — ${firsts}`)}</text>`)
+  add(
+    `<text x="${left}" y="${ly + 30}" font-size="12" fill="#555">${esc(`server peak RSS — ${peaks} · fastest first response after start — ${firsts}`)}</text>`,
+  )
   const counted = r.targets.filter((t) => !t.info)
   const passed = counted.filter((t) => t.pass).length
-  add(`<text x="${left}" y="${ly + 50}" font-size="12" fill="#555">${esc(`targets of issue 5: ${passed} of ${counted.length} pass (details in latest.json)`)}</text>`)
+  add(
+    `<text x="${left}" y="${ly + 50}" font-size="12" fill="#555">${esc(`targets of issue 5: ${passed} of ${counted.length} pass (details in latest.json)`)}</text>`,
+  )
   add('</svg>')
-  return out.join('\n') + '\n'
+  return `${out.join('\n')}\n`
 }

@@ -117,7 +117,12 @@ async function login(base: string, i: number): Promise<{ user: string; token: st
   return { user: r.user.username, token: r.user.token }
 }
 
-export async function discover(base: string, tmpDir: string, users: number, o: { mix: boolean; seed: number } = { mix: false, seed: 1 }): Promise<Fixture> {
+export async function discover(
+  base: string,
+  tmpDir: string,
+  users: number,
+  o: { mix: boolean; seed: number } = { mix: false, seed: 1 },
+): Promise<Fixture> {
   const tokens: { user: string; token: string }[] = []
   for (let i = 1; i <= Math.min(LOGINS, users); i++) tokens.push(await login(base, i))
   let reader: { user: string; token: string } | undefined
@@ -158,7 +163,7 @@ export async function discover(base: string, tmpDir: string, users: number, o: {
   }
   const slugs = shuffle([...seen], 42)
   const slugsFile = join(tmpDir, `slugs-${process.pid}-${articlesCount}.txt`)
-  writeFileSync(slugsFile, slugs.join('\n') + '\n')
+  writeFileSync(slugsFile, `${slugs.join('\n')}\n`)
   const mix = o.mix ? await discoverMix(base, tmpDir, { users, articles: articlesCount, slugs, tags, seed: o.seed }) : undefined
 
   return {
@@ -220,7 +225,7 @@ async function discoverMix(
     ...tokens.map((t) => `K ${t}`),
   ]
   const dataFile = join(tmpDir, `mix-${process.pid}-${d.articles}.txt`)
-  writeFileSync(dataFile, lines.join('\n') + '\n')
+  writeFileSync(dataFile, `${lines.join('\n')}\n`)
   return { dataFile, slugs: slugs.length, tags: tags.length, users: users.length, tokens: tokens.length, pages, loginSeconds }
 }
 

@@ -85,7 +85,9 @@ export async function runCleanups(timeoutMs = 10_000): Promise<void> {
   asyncCleanups.clear()
   for (const fn of fns) {
     let timer: Timer | undefined
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`a clean-up took over ${timeoutMs} ms`)), timeoutMs)))
+    const late = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`a clean-up took over ${timeoutMs} ms`)), timeoutMs)),
+    )
     await Promise.race([fn(), late])
       .catch((e) => console.error(`bench: clean-up failed: ${(e as Error).message}`))
       .finally(() => clearTimeout(timer))
@@ -282,7 +284,9 @@ export interface CoreTimes {
 /** Cumulative times of one core from /proc/stat (several cores: their sum). */
 export function coreTimes(core: number | number[]): CoreTimes {
   if (Array.isArray(core)) {
-    return core.map((c) => coreTimes(c)).reduce((a, b) => ({ busy: a.busy + b.busy, irq: a.irq + b.irq, steal: a.steal + b.steal, total: a.total + b.total }))
+    return core
+      .map((c) => coreTimes(c))
+      .reduce((a, b) => ({ busy: a.busy + b.busy, irq: a.irq + b.irq, steal: a.steal + b.steal, total: a.total + b.total }))
   }
   try {
     const line = readFileSync('/proc/stat', 'utf8')

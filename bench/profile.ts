@@ -69,7 +69,8 @@ function options() {
   }
   const int = (name: string, raw: string | undefined, fallback: number, min = 1) => {
     if (raw === undefined) return fallback
-    if (!/^\d+$/.test(raw.replace(/_/g, '')) || Number(raw.replace(/_/g, '')) < min) throw new Error(`--${name} must be an integer >= ${min}`)
+    if (!/^\d+$/.test(raw.replace(/_/g, '')) || Number(raw.replace(/_/g, '')) < min)
+      throw new Error(`--${name} must be an integer >= ${min}`)
     return Number(raw.replace(/_/g, ''))
   }
   const backend = values.backend ?? 'sqlite'
@@ -173,30 +174,41 @@ const SQLITE_NATIVES = new Set(['get', 'all', 'run', 'values', 'iterate', 'final
 function groupOf(stack: Frame[]): string {
   const leaf = stack[stack.length - 1]!
   const caller = [...stack].reverse().find((f) => !f.native)
-  const mod = leaf.native ? caller?.module ?? '' : leaf.module
+  const mod = leaf.native ? (caller?.module ?? '') : leaf.module
   const callerName = caller?.name ?? ''
   if (leaf.native) {
     const n = leaf.name
-    if (n === 'get' && /src\/db\/changes\.ts$/.test(caller?.module ?? '')) return 'cache versioning: PRAGMA data_version read on every version check (src/db/changes.ts)'
-    if (SQLITE_NATIVES.has(n) && (caller?.module === 'bun:sqlite' || /src\/.*(queries|list|changes|secret|database|checkpointer)\.ts$/.test(caller?.module ?? ''))) {
+    if (n === 'get' && /src\/db\/changes\.ts$/.test(caller?.module ?? ''))
+      return 'cache versioning: PRAGMA data_version read on every version check (src/db/changes.ts)'
+    if (
+      SQLITE_NATIVES.has(n) &&
+      (caller?.module === 'bun:sqlite' || /src\/.*(queries|list|changes|secret|database|checkpointer)\.ts$/.test(caller?.module ?? ''))
+    ) {
       return 'SQLite statements (native step, incl. JSON built by SQL)'
     }
-    if (n === 'Response' || n === 'Headers' || n === 'arrayBuffer' || n === 'text' || n === 'json') return 'Response / Headers / body objects (Bun native)'
+    if (n === 'Response' || n === 'Headers' || n === 'arrayBuffer' || n === 'text' || n === 'json')
+      return 'Response / Headers / body objects (Bun native)'
     if (n === 'stringify' || n === 'parse') return 'JSON.stringify / JSON.parse'
     if (/^(encode|decode|encodeInto)$/.test(n)) return 'text encoding (TextEncoder/Decoder)'
-    if (/hmac|digest|update|createHmac|timingSafeEqual|verify|sign/i.test(n) || /auth\/jwt\.ts$/.test(caller?.module ?? '')) return 'JWT / crypto'
+    if (/hmac|digest|update|createHmac|timingSafeEqual|verify|sign/i.test(n) || /auth\/jwt\.ts$/.test(caller?.module ?? ''))
+      return 'JWT / crypto'
     if (n === '(garbage collector)' || n === '(gc)') return 'GC'
   }
   if (mod === 'bun:sqlite') return 'SQLite statements (native step, incl. JSON built by SQL)'
-  if (/node_modules\/elysia\//.test(mod) || /^(anonymous|handle|map|mapResponse|mapEarlyResponse|mapCompactResponse)$/.test(leaf.name) && mod === '?')
+  if (
+    /node_modules\/elysia\//.test(mod) ||
+    (/^(anonymous|handle|map|mapResponse|mapEarlyResponse|mapCompactResponse)$/.test(leaf.name) && mod === '?')
+  )
     return 'Elysia (routing, hooks, handler composition)'
   if (/node_modules\/@sinclair\/typebox\//.test(mod)) return 'TypeBox validation'
   if (/node_modules\//.test(mod)) return `other dependencies (${mod.split('/').slice(1, 3).join('/')})`
-  if (/src\/(http\/responses|db\/changes)\.ts$/.test(mod)) return 'caches: response cache and versioning (src/http/responses.ts, src/db/changes.ts)'
+  if (/src\/(http\/responses|db\/changes)\.ts$/.test(mod))
+    return 'caches: response cache and versioning (src/http/responses.ts, src/db/changes.ts)'
   if (/src\/auth\//.test(mod)) return 'auth: token checks (src/auth)'
   if (/src\/app\.ts$/.test(mod)) return 'app entry: cache lookup, CORS/security headers, error mapping (src/app.ts)'
   if (/src\/http\//.test(mod)) return 'http helpers (src/http)'
-  if (/src\/(articles|comments|profiles|tags|users)\//.test(mod)) return 'handlers and JSON assembly in JS (src/articles, comments, profiles, tags, users)'
+  if (/src\/(articles|comments|profiles|tags|users)\//.test(mod))
+    return 'handlers and JSON assembly in JS (src/articles, comments, profiles, tags, users)'
   if (/src\/db\//.test(mod)) return 'db helpers (src/db)'
   if (/^(node:|internal:|bun:)/.test(mod) || (leaf.native && callerName === '')) return 'Bun internals / natives without a JS caller'
   if (mod === '(bundle prelude)') return 'bundle prelude (module wrappers)'
@@ -273,7 +285,9 @@ function summariseJs(p: CpuProfile, fromUs: number, toUs: number, binary: string
     for (const k of new Set(stack.map((f) => f.key))) total.set(k, (total.get(k) ?? 0) + 1)
     const g = groupOf(stack)
     groups.set(g, (groups.get(g) ?? 0) + 1)
-    const mod = leaf.native ? `${leaf.name} [native] ← ${[...stack].reverse().find((f) => !f.native)?.module ?? '(no JS caller)'}` : leaf.module
+    const mod = leaf.native
+      ? `${leaf.name} [native] ← ${[...stack].reverse().find((f) => !f.native)?.module ?? '(no JS caller)'}`
+      : leaf.module
     modules.set(mod, (modules.get(mod) ?? 0) + 1)
   }
   const rows = [...total.keys()].map((key) => ({ key, self: self.get(key) ?? 0, total: total.get(key)! }))
@@ -283,7 +297,10 @@ function summariseJs(p: CpuProfile, fromUs: number, toUs: number, binary: string
     empty,
     sources,
     groups: sorted(groups, (v) => v),
-    selfTop: [...rows].sort((a, b) => b.self - a.self).filter((r) => r.self > 0).slice(0, top),
+    selfTop: [...rows]
+      .sort((a, b) => b.self - a.self)
+      .filter((r) => r.self > 0)
+      .slice(0, top),
     totalTop: [...rows].sort((a, b) => b.total - a.total).slice(0, top),
     modules: sorted(modules, (v) => v).slice(0, top),
   }
@@ -355,7 +372,11 @@ async function summarisePerf(data: string): Promise<PerfSummary | undefined> {
       kernel.set(group, (kernel.get(group) ?? 0) + 1)
     } else {
       const dso = /\(([^()]*)\)$/.exec(leaf)?.[1] ?? '?'
-      const sym = leaf.split(/\s+/).slice(1).join(' ').replace(/\s*\([^()]*\)$/, '')
+      const sym = leaf
+        .split(/\s+/)
+        .slice(1)
+        .join(' ')
+        .replace(/\s*\([^()]*\)$/, '')
       const what = /libc/.test(dso)
         ? /mem(cpy|move|set|cmp)/.test(sym)
           ? 'libc memcpy/memmove/memset'
@@ -451,19 +472,31 @@ function jsReport(js: JsSummary): string[] {
     '',
     '## JS samples by group',
     '',
-    mdTable(['group', 'samples', 'share'], js.groups.map(([g, n]) => [g, n, share(n)])),
+    mdTable(
+      ['group', 'samples', 'share'],
+      js.groups.map(([g, n]) => [g, n, share(n)]),
+    ),
     '',
     '## Top functions by self time',
     '',
-    mdTable(['self', 'inclusive', 'function', 'its first line'], js.selfTop.map((r) => [share(r.self), share(r.total), `\`${r.key}\``, src(r.key)])),
+    mdTable(
+      ['self', 'inclusive', 'function', 'its first line'],
+      js.selfTop.map((r) => [share(r.self), share(r.total), `\`${r.key}\``, src(r.key)]),
+    ),
     '',
     '## Top functions by inclusive time',
     '',
-    mdTable(['inclusive', 'self', 'function', 'its first line'], js.totalTop.map((r) => [share(r.total), share(r.self), `\`${r.key}\``, src(r.key)])),
+    mdTable(
+      ['inclusive', 'self', 'function', 'its first line'],
+      js.totalTop.map((r) => [share(r.total), share(r.self), `\`${r.key}\``, src(r.key)]),
+    ),
     '',
     '## Self time by module (natives by their JS caller)',
     '',
-    mdTable(['module', 'share'], js.modules.map(([m, n]) => [`\`${m}\``, share(n)])),
+    mdTable(
+      ['module', 'share'],
+      js.modules.map(([m, n]) => [`\`${m}\``, share(n)]),
+    ),
   ]
 }
 
@@ -475,11 +508,20 @@ function perfReport(p: PerfSummary): string[] {
     '',
     `${p.samples.toLocaleString('en')} samples; kernel ${share(p.kernelShare * p.samples)}, user space ${share((1 - p.kernelShare) * p.samples)}.`,
     '',
-    mdTable(['thread', 'share'], p.byThread.map(([t, n]) => [t, share(n)])),
+    mdTable(
+      ['thread', 'share'],
+      p.byThread.map(([t, n]) => [t, share(n)]),
+    ),
     '',
-    mdTable(['kernel time by system call', 'share of all samples'], p.kernel.map(([k, n]) => [k, share(n)])),
+    mdTable(
+      ['kernel time by system call', 'share of all samples'],
+      p.kernel.map(([k, n]) => [k, share(n)]),
+    ),
     '',
-    mdTable(['user time by thread and code', 'share of all samples'], p.user.map(([k, n]) => [k, share(n)])),
+    mdTable(
+      ['user time by thread and code', 'share of all samples'],
+      p.user.map(([k, n]) => [k, share(n)]),
+    ),
   ]
 }
 
@@ -493,7 +535,10 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true })
 
   console.log('profile: building the profiling binary (bun build --compile --bytecode, not minified)')
-  const b = await run(['bun', 'build', '--compile', '--bytecode', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', BINARY], { cwd: ROOT, timeoutMs: 300_000 })
+  const b = await run(['bun', 'build', '--compile', '--bytecode', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', BINARY], {
+    cwd: ROOT,
+    timeoutMs: 300_000,
+  })
   if (b.code !== 0) throw new Error(`the build failed: ${b.stderr}`)
   const spec = { articles: o.size, users: o.users, seed: o.seed }
   // SQLite: a copy of the seeded file; PostgreSQL: a database made from the seeded one (dropped at the end)
@@ -533,18 +578,42 @@ async function main(): Promise<void> {
   console.log(`profile: server pid ${server.pid} on ${base}; logging in the mix's users`)
   const fixture = await discover(base, RUN_DIR, o.users, { mix: true, seed: o.seed })
   const writePct = MIX_VARIANTS[o.variant]
-  const script = { kind: 'mix' as const, dataFile: fixture.mix!.dataFile, writePct, seed: o.seed * 100 + writePct, statuses: 'never' as const }
+  const script = {
+    kind: 'mix' as const,
+    dataFile: fixture.mix!.dataFile,
+    writePct,
+    seed: o.seed * 100 + writePct,
+    statuses: 'never' as const,
+  }
   const common = { base, script, connections: o.connections, core: LOAD_CORE, tmpDir: RUN_DIR }
   if (o.warmupS > 0) await runWrk({ ...common, durationS: o.warmupS, phase: 'w' })
 
   const perfData = join(RUN_DIR, 'perf.data')
   const perfOk = o.perf && Bun.which('perf') !== null
   const perf = perfOk
-    ? spawn(['perf', 'record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(server.pid), '-o', perfData, '--', 'sleep', String(o.durationS)], {
-        core: LOAD_CORE,
-        stdout: 'ignore',
-        stderr: 'ignore',
-      })
+    ? spawn(
+        [
+          'perf',
+          'record',
+          '-e',
+          'cpu-clock',
+          '-F',
+          '999',
+          '-g',
+          '-p',
+          String(server.pid),
+          '-o',
+          perfData,
+          '--',
+          'sleep',
+          String(o.durationS),
+        ],
+        {
+          core: LOAD_CORE,
+          stdout: 'ignore',
+          stderr: 'ignore',
+        },
+      )
     : undefined
   const cpuBefore = processCpuUs(server.pid)
   const coreBefore = coreTimes(SERVER_CORE)
@@ -567,7 +636,9 @@ async function main(): Promise<void> {
 
   const windowMs = (toUs - fromUs) / 1000
   const out: string[] = []
-  out.push(`# CPU profile: ${o.variant} (${writePct} % writes) at ${o.size.toLocaleString('en')} articles on ${o.backend === 'postgres' ? 'PostgreSQL' : 'SQLite'}`)
+  out.push(
+    `# CPU profile: ${o.variant} (${writePct} % writes) at ${o.size.toLocaleString('en')} articles on ${o.backend === 'postgres' ? 'PostgreSQL' : 'SQLite'}`,
+  )
   out.push('')
   out.push(
     `Commit ${(await run(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT })).stdout.trim()}, Bun ${Bun.version}; profiling build (not minified) pinned to core ${SERVER_CORE}, ` +
@@ -591,13 +662,24 @@ async function main(): Promise<void> {
   }
   const sent = measured.mix?.kinds ?? {}
   out.push('')
-  out.push(`Requests sent in the measured run: ${Object.entries(sent).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ')}`)
+  out.push(
+    `Requests sent in the measured run: ${Object.entries(sent)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  )
   if (js) out.push(...jsReport(js))
   if (perfSummary) out.push(...perfReport(perfSummary))
   else if (o.perf) out.push('', '(perf is not available here: no split of the time outside JavaScript)')
-  const text = out.join('\n') + '\n'
-  const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')
-  const base_ = join(OUT, `profile-${o.variant}-${o.size}-${o.backend === 'postgres' ? 'postgres-' : ''}${o.js ? '' : 'perf-only-'}${stamp}`)
+  const text = `${out.join('\n')}\n`
+  const stamp = new Date()
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z')
+  const base_ = join(
+    OUT,
+    `profile-${o.variant}-${o.size}-${o.backend === 'postgres' ? 'postgres-' : ''}${o.js ? '' : 'perf-only-'}${stamp}`,
+  )
   writeFileSync(`${base_}.md`, text)
   if (profile) writeFileSync(`${base_}.cpuprofile`, JSON.stringify(profile))
   console.log(`\n${text}`)

@@ -231,7 +231,10 @@ export const median = (xs: number[]) => {
 function table(head: string[], rows: string[][], alignLeft = 1): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
   const line = (r: string[]) =>
-    r.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()
+    r
+      .map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }
 
@@ -266,8 +269,12 @@ export function sizeTable(s: SizeResult): string {
   const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bound req/s', 'ratio', 'RSS MB', 'resp B', 'noise %', 'wrk %']
   return (
     `${title}\n${table(head, rows)}` +
-    (noisy ? `\n* other processes took more than ${NOISY_PCT}% of the server or the load core (noise %: during the server run / the bound run)` : '') +
-    (busy ? `\n^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit (wrk %: server run / bound run)` : '')
+    (noisy
+      ? `\n* other processes took more than ${NOISY_PCT}% of the server or the load core (noise %: during the server run / the bound run)`
+      : '') +
+    (busy
+      ? `\n^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit (wrk %: server run / bound run)`
+      : '')
   )
 }
 
@@ -361,10 +368,12 @@ export function mixTable(rows: MixRow[]): string {
   const notes = [
     'Mixed traffic — one Lua script drawing every request at random (Zipf-skewed slugs, tags, users, pages); the bound is Bun.serve answering a 20-article list page to the same script.',
     'errors: non-2xx + socket errors, warm-up included; peak RSS: of the server during that variant.',
-    'p99/mean: p99 over mean latency, the server / the bound. wrk keeps every connection busy, so the mean is connections ÷ req/s (Little\'s law) and p99 moves with throughput: a server with the bound\'s tail shape needs ≈ connections × p99/mean ÷ 10 ms req/s for p99 ≤ 10 ms.',
+    "p99/mean: p99 over mean latency, the server / the bound. wrk keeps every connection busy, so the mean is connections ÷ req/s (Little's law) and p99 moves with throughput: a server with the bound's tail shape needs ≈ connections × p99/mean ÷ 10 ms req/s for p99 ≤ 10 ms.",
   ]
-  if (rows.some((r) => Math.max(...r.noisePct) > NOISY_PCT)) notes.push(`* other processes took more than ${NOISY_PCT}% of the server or the load core (server run / bound run)`)
-  if (rows.some((r) => r.wrkCpuPct[1] >= WRK_BUSY_PCT)) notes.push(`^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit`)
+  if (rows.some((r) => Math.max(...r.noisePct) > NOISY_PCT))
+    notes.push(`* other processes took more than ${NOISY_PCT}% of the server or the load core (server run / bound run)`)
+  if (rows.some((r) => r.wrkCpuPct[1] >= WRK_BUSY_PCT))
+    notes.push(`^ wrk used ${WRK_BUSY_PCT}%+ of its core during the bound run: the bound may be the load generator's limit`)
   return `${notes[0]}\n${table(head, body, several ? 4 : 3)}\n${notes.slice(1).join('\n')}`
 }
 
@@ -400,7 +409,14 @@ export function compareTable(sizes: SizeResult[]): string {
           const bad = Math.max(noise(e.contention.server), noise(e.contention.bound)) > NOISY_PCT
           noisy ||= bad
           const cpu = e.cpu ? `${Math.round(e.cpu.appPct)}/${e.backend === 'postgres' ? Math.round(e.cpu.dbPct) : '-'}` : ''
-          row.push(int(e.server.rps), e.ratio.toFixed(3) + (bad ? '*' : ''), ms(e.server.latencyMs.p99), String(e.errors), MB(e.peakRssBytes), cpu)
+          row.push(
+            int(e.server.rps),
+            e.ratio.toFixed(3) + (bad ? '*' : ''),
+            ms(e.server.latencyMs.p99),
+            String(e.errors),
+            MB(e.peakRssBytes),
+            cpu,
+          )
         }
         if (i > 0) row.push(e && first ? `${(e.server.rps / first).toFixed(2)}x` : '')
       })
@@ -408,11 +424,14 @@ export function compareTable(sizes: SizeResult[]): string {
     }
   }
   const notes = [
-    'Side by side — the same endpoints and mixed traffic on each system variant, one after the other on fresh copies of the same seed; the bound (Bun.serve answering the first variant\'s response) is measured once per endpoint and size.',
+    "Side by side — the same endpoints and mixed traffic on each system variant, one after the other on fresh copies of the same seed; the bound (Bun.serve answering the first variant's response) is measured once per endpoint and size.",
     'RSS: peak of the app (summed over its instances; the database server not included); CPU: % of one core during the measured run, the app (all instances) / the database server (all its processes).',
     ...variants.map((v) => `${v.label}: ${v.describe}`),
   ]
-  if (noisy) notes.push(`* other processes took more than ${NOISY_PCT}% of a core (the server's or the load core; both cores for variants not confined to core 0)`)
+  if (noisy)
+    notes.push(
+      `* other processes took more than ${NOISY_PCT}% of a core (the server's or the load core; both cores for variants not confined to core 0)`,
+    )
   return `${notes[0]}\n${table(head, rows, 2)}\n${notes.slice(1).join('\n')}`
 }
 
@@ -423,9 +442,21 @@ function mixTargets(sizes: SizeResult[]): Target[] {
     const at = `${r.name} @ ${int(r.articles)}`
     const min = MIX_RATIO[r.name]
     targets.push({ name: `${at}: ratio to bound`, target: `≥ ${min}`, value: r.ratio.toFixed(3), pass: r.ratio >= min, mix: true })
-    targets.push({ name: `${at}: p99`, target: `≤ ${MIX_P99_MS} ms at ${MIX_CONNECTIONS} connections`, value: `${ms(r.p99Ms)} ms`, pass: r.p99Ms <= MIX_P99_MS, mix: true })
+    targets.push({
+      name: `${at}: p99`,
+      target: `≤ ${MIX_P99_MS} ms at ${MIX_CONNECTIONS} connections`,
+      value: `${ms(r.p99Ms)} ms`,
+      pass: r.p99Ms <= MIX_P99_MS,
+      mix: true,
+    })
     targets.push({ name: `${at}: errors`, target: '= 0', value: String(r.errors), pass: r.errors === 0, mix: true })
-    targets.push({ name: `${at}: peak RSS`, target: `≤ ${MB(RSS_BYTES)} MB`, value: `${MB(r.peakRssBytes)} MB`, pass: r.peakRssBytes <= RSS_BYTES, mix: true })
+    targets.push({
+      name: `${at}: peak RSS`,
+      target: `≤ ${MB(RSS_BYTES)} MB`,
+      value: `${MB(r.peakRssBytes)} MB`,
+      pass: r.peakRssBytes <= RSS_BYTES,
+      mix: true,
+    })
   }
   return targets
 }
@@ -457,7 +488,12 @@ export function evaluateTargets(sizes: SizeResult[], connections = MIX_CONNECTIO
     }
     const create = at.endpoints.find((e) => e.name === 'create')
     if (create) {
-      targets.push({ name: `create: req/s${where(at)}`, target: `≥ ${CREATE_RPS}`, value: int(create.server.rps), pass: create.server.rps >= CREATE_RPS })
+      targets.push({
+        name: `create: req/s${where(at)}`,
+        target: `≥ ${CREATE_RPS}`,
+        value: int(create.server.rps),
+        pass: create.server.rps >= CREATE_RPS,
+      })
     }
   }
   // the mixed traffic has its own error targets

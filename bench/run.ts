@@ -20,7 +20,17 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, wr
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chart } from './chart.ts'
-import { capture, discover, type EndpointName, ENDPOINT_NAMES, endpoints, isMix, MIX_BOUND_PATH, MIX_VARIANTS, setBound } from './endpoints.ts'
+import {
+  capture,
+  discover,
+  type EndpointName,
+  ENDPOINT_NAMES,
+  endpoints,
+  isMix,
+  MIX_BOUND_PATH,
+  MIX_VARIANTS,
+  setBound,
+} from './endpoints.ts'
 import { machineInfo } from './machine.ts'
 import {
   childPids,
@@ -140,7 +150,9 @@ const BACKENDS: readonly Backend[] = ['sqlite', 'postgres']
 
 /** A bare --single-instance (last, or followed by another option) means --single-instance on. */
 function bareFlags(argv: string[]): string[] {
-  return argv.map((a, i) => (a === '--single-instance' && (i === argv.length - 1 || argv[i + 1]!.startsWith('-')) ? '--single-instance=on' : a))
+  return argv.map((a, i) =>
+    a === '--single-instance' && (i === argv.length - 1 || argv[i + 1]!.startsWith('-')) ? '--single-instance=on' : a,
+  )
 }
 
 const list = (raw: string) =>
@@ -173,7 +185,13 @@ function variantsOf(backends: Backend[], instances: number[], single: boolean[])
           backend === 'postgres'
             ? `; PostgreSQL's processes are not pinned: the database server shares the machine's two cores with the app and wrk${si ? '; SINGLE_INSTANCE=true (no per-request change-log read)' : ''}`
             : ''
-        variants.push({ backend, instances: n, singleInstance: si, label, describe: `dist/conduit on ${backend === 'postgres' ? 'PostgreSQL' : 'SQLite'}, ${where}${db}` })
+        variants.push({
+          backend,
+          instances: n,
+          singleInstance: si,
+          label,
+          describe: `dist/conduit on ${backend === 'postgres' ? 'PostgreSQL' : 'SQLite'}, ${where}${db}`,
+        })
       }
     }
   }
@@ -209,9 +227,7 @@ function options() {
     console.log(HELP)
     process.exit(0)
   }
-  const sizes = values.sizes
-    ? values.sizes.split(',').map((s) => positiveInt('--sizes', s.trim().replace(/_/g, ''), 0))
-    : DEFAULT_SIZES
+  const sizes = values.sizes ? values.sizes.split(',').map((s) => positiveInt('--sizes', s.trim().replace(/_/g, ''), 0)) : DEFAULT_SIZES
   const names = values.endpoints ? values.endpoints.split(',').map((s) => s.trim()) : [...ENDPOINT_NAMES]
   for (const n of names) {
     if (!(ENDPOINT_NAMES as readonly string[]).includes(n)) {
@@ -220,7 +236,8 @@ function options() {
   }
   if (values.backends !== undefined && values.backend !== undefined) throw new Error('give --backends or --backend, not both')
   const backends = [...new Set(list(values.backends ?? values.backend ?? 'sqlite'))]
-  for (const b of backends) if (!(BACKENDS as string[]).includes(b)) throw new Error(`unknown backend "${b}"; known: ${BACKENDS.join(', ')}`)
+  for (const b of backends)
+    if (!(BACKENDS as string[]).includes(b)) throw new Error(`unknown backend "${b}"; known: ${BACKENDS.join(', ')}`)
   if (values.instances !== undefined && values.workers !== undefined) throw new Error('give --instances or --workers, not both')
   const instances = [...new Set(list(values.instances ?? values.workers ?? '1').map((n) => positiveInt('--instances', n, 1)))]
   const singleRaw = values['single-instance'] ?? 'off'
@@ -355,7 +372,9 @@ function seedStore(o: { users: number; seed: number }, admin: () => PgAdmin) {
         const r = await seededPostgres(admin(), ROOT, BINARY, spec)
         s = { cached: r.cached, seconds: r.seconds, from: r.name }
       }
-      console.log(`bench: ${articles.toLocaleString('en')} articles on ${backend}: ${s.cached ? 'cached' : `seeded in ${s.seconds.toFixed(1)} s`} ${s.from}`)
+      console.log(
+        `bench: ${articles.toLocaleString('en')} articles on ${backend}: ${s.cached ? 'cached' : `seeded in ${s.seconds.toFixed(1)} s`} ${s.from}`,
+      )
       seeds.set(key, s)
       return s
     },
@@ -366,10 +385,12 @@ function seedStore(o: { users: number; seed: number }, admin: () => PgAdmin) {
 async function waitForInstances(supervisor: Child, port: number, n: number, timeoutMs = 30_000): Promise<number[]> {
   const deadline = performance.now() + timeoutMs
   for (;;) {
-    if (supervisor.exitCode !== null || supervisor.signalCode !== null) throw new Error(`the supervisor exited (${supervisor.exitCode ?? supervisor.signalCode})`)
+    if (supervisor.exitCode !== null || supervisor.signalCode !== null)
+      throw new Error(`the supervisor exited (${supervisor.exitCode ?? supervisor.signalCode})`)
     const listening = listeningPids(port, await childPids(supervisor.pid))
     if (listening.length >= n) return listening
-    if (performance.now() > deadline) throw new Error(`only ${listening.length} of ${n} instances listen on port ${port} after ${timeoutMs} ms`)
+    if (performance.now() > deadline)
+      throw new Error(`only ${listening.length} of ${n} instances listen on port ${port} after ${timeoutMs} ms`)
     await Bun.sleep(20)
   }
 }
@@ -390,7 +411,15 @@ function binarySystem(v: Variant, seeds: ReturnType<typeof seedStore>, admin: ()
     const child = spawn([BINARY, ...args], {
       core,
       // nothing of the caller's shell decides what is measured
-      env: { LOG_LEVEL: 'warn', SINGLE_INSTANCE: String(v.singleInstance), DATABASE_URL: undefined, DATABASE_PATH: undefined, WORKERS: undefined, PORT: undefined, HOST: undefined },
+      env: {
+        LOG_LEVEL: 'warn',
+        SINGLE_INSTANCE: String(v.singleInstance),
+        DATABASE_URL: undefined,
+        DATABASE_PATH: undefined,
+        WORKERS: undefined,
+        PORT: undefined,
+        HOST: undefined,
+      },
       stdout: 'pipe',
       stderr: 'pipe',
     })
@@ -440,7 +469,9 @@ function binarySystem(v: Variant, seeds: ReturnType<typeof seedStore>, admin: ()
         console.log(`\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — copying the seeded database`)
         db = workingCopy(seeded.from, join(RUN_DIR, `work-${articles}.db`))
       } else {
-        console.log(`\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — CREATE DATABASE ${pgWorkName()} TEMPLATE ${seeded.from}`)
+        console.log(
+          `\nbench: ${articles.toLocaleString('en')} articles on ${v.label} — CREATE DATABASE ${pgWorkName()} TEMPLATE ${seeded.from}`,
+        )
         db = databaseUrl(admin().url, await pgWorkingCopy(admin(), seeded.from, pgWorkName()))
       }
       const log: ServerLog = { lines: 0, first: [] }
@@ -592,7 +623,12 @@ async function main(): Promise<number> {
     const pids = await system.cpuPids()
     const app = cpuSnapshot(pids.app)
     const db = cpuSnapshot(pids.db)
-    const before = { s: coreTimes(SERVER_CORE), l: coreTimes(LOAD_CORE), both: coreTimes([SERVER_CORE, LOAD_CORE]), self: process.cpuUsage() }
+    const before = {
+      s: coreTimes(SERVER_CORE),
+      l: coreTimes(LOAD_CORE),
+      both: coreTimes([SERVER_CORE, LOAD_CORE]),
+      self: process.cpuUsage(),
+    }
     const main = await runWrk({ ...common, durationS: o.durationS, phase: 'm' })
     const after = await system.cpuPids()
     const self = process.cpuUsage(before.self)
@@ -618,7 +654,10 @@ async function main(): Promise<number> {
   const wantMix = [...o.names].some(isMix)
   for (const articles of o.sizes) {
     // the bound, per endpoint: measured on the first variant's captured response, shared by all variants
-    const bounds = new Map<EndpointName, { captured: Awaited<ReturnType<typeof capture>>; from: string; result: Awaited<ReturnType<typeof measure>> }>()
+    const bounds = new Map<
+      EndpointName,
+      { captured: Awaited<ReturnType<typeof capture>>; from: string; result: Awaited<ReturnType<typeof measure>> }
+    >()
     const atSize: SizeResult[] = []
     for (const system of systems) {
       const v = system.variant
@@ -781,8 +820,11 @@ async function main(): Promise<number> {
 
   const dir = o.full ? RESULTS : join(RESULTS, 'partial')
   mkdirSync(dir, { recursive: true })
-  const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')
-  const json = JSON.stringify(results, null, 2) + '\n'
+  const stamp = started
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z')
+  const json = `${JSON.stringify(results, null, 2)}\n`
   writeFileSync(join(dir, `${stamp}.json`), json)
   writeFileSync(join(dir, 'latest.json'), json)
   writeFileSync(join(dir, 'latest.svg'), chart(results))
@@ -800,12 +842,19 @@ async function main(): Promise<number> {
     console.log(`${pgVersion} at ${redact(o.pgUrl)}, not pinned: the database server shares the machine's two cores with the app and wrk.`)
   }
   if (o.variants.some((v) => v.instances > 1)) {
-    console.log(`with several instances the server is pinned to cores ${SERVER_CORE},${LOAD_CORE}: 2 cores shared by the instances, ${o.variants.some((v) => v.backend === 'postgres') ? 'the database' : 'their SQLite'} and wrk (timings of several instances and of one pinned process are not like for like).`)
+    console.log(
+      `with several instances the server is pinned to cores ${SERVER_CORE},${LOAD_CORE}: 2 cores shared by the instances, ${o.variants.some((v) => v.backend === 'postgres') ? 'the database' : 'their SQLite'} and wrk (timings of several instances and of one pinned process are not like for like).`,
+    )
   }
   for (const v of o.variants) console.log(`system under test${several ? ` [${v.label}]` : ''}: ${v.describe}`)
   if (mix.length) {
     console.log(`\n${mixTable(mix)}`)
-    console.log(`\n${targetsTable(targets.filter((t) => t.mix), 'Mixed-traffic targets')}`)
+    console.log(
+      `\n${targetsTable(
+        targets.filter((t) => t.mix),
+        'Mixed-traffic targets',
+      )}`,
+    )
   }
   for (const s of sizes) console.log(`\n${sizeTable(s)}`)
   if (several) console.log(`\n${compareTable(sizes)}`)

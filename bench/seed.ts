@@ -51,7 +51,12 @@ export interface SeedSpec {
 }
 
 /** Path of the cached seeded database for `spec`, seeding it first when missing. */
-export async function seededDatabase(root: string, binary: string, dir: string, spec: SeedSpec): Promise<{ file: string; cached: boolean; seconds: number }> {
+export async function seededDatabase(
+  root: string,
+  binary: string,
+  dir: string,
+  spec: SeedSpec,
+): Promise<{ file: string; cached: boolean; seconds: number }> {
   const prefix = `seed-a${spec.articles}-u${spec.users}-s${spec.seed}-`
   const file = join(dir, `${prefix}${schemaKey(root, 'sqlite')}.db`)
   if (existsSync(file)) return { file, cached: true, seconds: 0 }
@@ -200,7 +205,9 @@ export class PgAdmin {
   async processes(): Promise<number[]> {
     const [row] = await this.sql`SELECT pg_backend_pid() AS pid`
     const backend = row.pid as number
-    const stat = await Bun.file(`/proc/${backend}/stat`).text().catch(() => '')
+    const stat = await Bun.file(`/proc/${backend}/stat`)
+      .text()
+      .catch(() => '')
     const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
     if (!ppid) return []
     const children = await run(['pgrep', '-P', String(ppid)], { timeoutMs: 5000 })

@@ -80,7 +80,8 @@ const kinds: { name: string; url: (i: number) => string }[] = [
   { name: '10 authors, deep offsets', url: (i) => `/api/articles?${q('author', authors)}&${page(i, 500)}` },
   {
     name: 'tag + author + favorited',
-    url: (i) => `/api/articles?tag=${encodeURIComponent(tags[i % tags.length]!)}&author=${encodeURIComponent(authors[i % authors.length]!)}&favorited=${encodeURIComponent(authors[(i + 1) % authors.length]!)}&${page(i, 0)}`,
+    url: (i) =>
+      `/api/articles?tag=${encodeURIComponent(tags[i % tags.length]!)}&author=${encodeURIComponent(authors[i % authors.length]!)}&favorited=${encodeURIComponent(authors[(i + 1) % authors.length]!)}&${page(i, 0)}`,
   },
   { name: '100 per page, deep', url: (i) => `/api/articles?limit=100&offset=${Math.max(0, total - 100 - i)}` },
 ]
@@ -123,7 +124,9 @@ async function attack(kind: (typeof kinds)[number], until: number) {
 }
 
 const f = (ms: number) => ms.toFixed(1).padStart(7)
-console.log(`\nstall: ${total.toLocaleString('en')} articles (SQLite), ${ATTACKERS} clients per kind for ${SECONDS} s, /health asked back to back meanwhile\n`)
+console.log(
+  `\nstall: ${total.toLocaleString('en')} articles (SQLite), ${ATTACKERS} clients per kind for ${SECONDS} s, /health asked back to back meanwhile\n`,
+)
 const idle = await probe(performance.now() + SECONDS * 1000)
 console.log(`idle probe: ${idle.n} answers, p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms, max ${idle.max.toFixed(1)} ms\n`)
 console.log('| kind | requests | req p50 ms | req max ms | statuses | probe p99 ms | probe max ms | held beyond idle ms |')

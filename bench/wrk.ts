@@ -423,7 +423,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
     latencyMs: { p50: n('p50') / 1000, p90: n('p90') / 1000, p99: n('p99') / 1000, max: n('max') / 1000, mean: n('mean') / 1000 },
     errors,
     errorCount: errors.connect + errors.read + errors.write + errors.timeout + errors.status,
-    wrkCpuPct: durationS > 0 ? Math.round(r.cpuUs / (durationS * 1e6) * 1000) / 10 : 0,
+    wrkCpuPct: durationS > 0 ? Math.round((r.cpuUs / (durationS * 1e6)) * 1000) / 10 : 0,
     ...(mix ? { mix } : {}),
   }
 }

@@ -70,16 +70,23 @@ const work = mkdtempSync(join(tmpdir(), 'conduit-soak-'))
 let server: ReturnType<typeof Bun.spawn> | undefined
 
 // a watchdog: whatever happens, nothing outlives the run by more than a minute
-const watchdog = setTimeout(() => {
-  console.error('soak: watchdog fired; killing the server')
-  server?.kill('SIGKILL')
-  rmSync(work, { recursive: true, force: true })
-  process.exit(3)
-}, (SECONDS + 120) * 1000)
+const watchdog = setTimeout(
+  () => {
+    console.error('soak: watchdog fired; killing the server')
+    server?.kill('SIGKILL')
+    rmSync(work, { recursive: true, force: true })
+    process.exit(3)
+  },
+  (SECONDS + 120) * 1000,
+)
 
 function rng(seed: number) {
   const next = mulberry32(seed)
-  return { next, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)), pick: <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]! }
+  return {
+    next,
+    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)]!,
+  }
 }
 
 function freePort(): number {
@@ -93,7 +100,12 @@ async function build(): Promise<string> {
   const given = args.binary ?? process.env.CONDUIT_BINARY
   if (given) return resolve(given)
   const out = join(work, 'conduit')
-  const proc = Bun.spawn({ cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', out], cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn({
+    cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', out],
+    cwd: ROOT,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const timer = setTimeout(() => proc.kill('SIGKILL'), 180_000)
   const code = await proc.exited
   clearTimeout(timer)
@@ -118,14 +130,25 @@ interface Res {
   body: any
 }
 
-async function call(base: string, kind: string, method: string, path: string, { token, body, expect = [200] }: { token?: string; body?: unknown; expect?: number[] } = {}): Promise<Res | null> {
+async function call(
+  base: string,
+  kind: string,
+  method: string,
+  path: string,
+  { token, body, expect = [200] }: { token?: string; body?: unknown; expect?: number[] } = {},
+): Promise<Res | null> {
   const headers: Record<string, string> = {}
   if (token) headers.authorization = `Token ${token}`
   if (body !== undefined) headers['content-type'] = 'application/json'
   const t0 = performance.now()
   requests++
   try {
-    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000) })
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    })
     const text = await res.text()
     const ms = performance.now() - t0
     let list = latencies.get(kind)
@@ -149,7 +172,10 @@ interface User {
 }
 
 async function registerUser(base: string, name: string): Promise<User | null> {
-  const res = await call(base, 'register', 'POST', '/api/users', { body: { user: { username: name, email: `${name}@soak.example`, password: `pw-${name}-long` } }, expect: [201] })
+  const res = await call(base, 'register', 'POST', '/api/users', {
+    body: { user: { username: name, email: `${name}@soak.example`, password: `pw-${name}-long` } },
+    expect: [201],
+  })
   return res ? { username: name, token: res.body.user.token } : null
 }
 
@@ -166,7 +192,13 @@ async function worker(base: string, w: number, until: number, users: User[], sha
     const other = r.pick(users)
     const slug = r.pick(shared)
     if (roll < 0.18) {
-      const filter = r.pick(['', `tag=${r.pick(TAGS)}`, `author=${enc(other.username)}`, `favorited=${enc(other.username)}`, `tag=${r.pick(TAGS)}&tag=${r.pick(TAGS)}`])
+      const filter = r.pick([
+        '',
+        `tag=${r.pick(TAGS)}`,
+        `author=${enc(other.username)}`,
+        `favorited=${enc(other.username)}`,
+        `tag=${r.pick(TAGS)}&tag=${r.pick(TAGS)}`,
+      ])
       const q = [filter, `limit=${r.int(1, 50)}`, `offset=${r.int(0, 200)}`].filter(Boolean).join('&')
       await call(base, 'list', 'GET', `/api/articles?${q}`, r.next() < 0.5 ? { token: me.token } : {})
     } else if (roll < 0.3) {
@@ -184,7 +216,14 @@ async function worker(base: string, w: number, until: number, users: User[], sha
     } else if (roll < 0.68) {
       const res = await call(base, 'create', 'POST', '/api/articles', {
         token: me.token,
-        body: { article: { title: `Soak ${w} ${n} ${r.int(0, 1e6)}`, description: 'soak description', body: 'body '.repeat(r.int(1, 400)), tagList: [r.pick(TAGS), r.pick(TAGS)] } },
+        body: {
+          article: {
+            title: `Soak ${w} ${n} ${r.int(0, 1e6)}`,
+            description: 'soak description',
+            body: 'body '.repeat(r.int(1, 400)),
+            tagList: [r.pick(TAGS), r.pick(TAGS)],
+          },
+        },
         expect: [201],
       })
       if (res) scratch.push(res.body.article.slug)
@@ -192,18 +231,29 @@ async function worker(base: string, w: number, until: number, users: User[], sha
       const on = r.next() < 0.6
       await call(base, on ? 'favorite' : 'unfavorite', on ? 'POST' : 'DELETE', `/api/articles/${enc(slug)}/favorite`, { token: me.token })
     } else if (roll < 0.83) {
-      const res = await call(base, 'comment', 'POST', `/api/articles/${enc(slug)}/comments`, { token: me.token, body: { comment: { body: `comment ${w}/${n}` } } })
+      const res = await call(base, 'comment', 'POST', `/api/articles/${enc(slug)}/comments`, {
+        token: me.token,
+        body: { comment: { body: `comment ${w}/${n}` } },
+      })
       if (res) comments.push({ slug, id: res.body.comment.id })
     } else if (roll < 0.86 && comments.length) {
       const c = comments.splice(r.int(0, comments.length - 1), 1)[0]!
       await call(base, 'uncomment', 'DELETE', `/api/articles/${enc(c.slug)}/comments/${c.id}`, { token: me.token, expect: [204] })
     } else if (roll < 0.9 && other.username !== me.username) {
       const on = r.next() < 0.6
-      await call(base, on ? 'follow' : 'unfollow', on ? 'POST' : 'DELETE', `/api/profiles/${enc(other.username)}/follow`, { token: me.token })
+      await call(base, on ? 'follow' : 'unfollow', on ? 'POST' : 'DELETE', `/api/profiles/${enc(other.username)}/follow`, {
+        token: me.token,
+      })
     } else if (roll < 0.93) {
-      await call(base, 'update-user', 'PUT', '/api/user', { token: me.token, body: { user: { bio: `bio ${n}`, image: `https://img.soak.example/${w}/${n}.png` } } })
+      await call(base, 'update-user', 'PUT', '/api/user', {
+        token: me.token,
+        body: { user: { bio: `bio ${n}`, image: `https://img.soak.example/${w}/${n}.png` } },
+      })
     } else if (roll < 0.96 && scratch.length) {
-      await call(base, 'update-article', 'PUT', `/api/articles/${enc(r.pick(scratch))}`, { token: me.token, body: { article: { body: `updated ${n}`, tagList: [r.pick(TAGS)] } } })
+      await call(base, 'update-article', 'PUT', `/api/articles/${enc(r.pick(scratch))}`, {
+        token: me.token,
+        body: { article: { body: `updated ${n}`, tagList: [r.pick(TAGS)] } },
+      })
     } else if (roll < 0.99 && scratch.length > 5) {
       const victim = scratch.splice(r.int(0, scratch.length - 1), 1)[0]!
       await call(base, 'delete-article', 'DELETE', `/api/articles/${enc(victim)}`, { token: me.token, expect: [204] })
@@ -257,7 +307,10 @@ async function main(): Promise<number> {
   const ready = Date.now() + 10_000
   for (;;) {
     if (server.exitCode !== null) throw new Error(`server exited (${server.exitCode}):\n${serverOut}`)
-    const ok = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false)
+    const ok = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    )
     if (ok) break
     if (Date.now() > ready) throw new Error(`server not ready within 10 s:\n${serverOut}`)
     await Bun.sleep(50)
@@ -270,11 +323,17 @@ async function main(): Promise<number> {
   const rssStart = samples[0]!.rss
 
   // setup: users and a shared pool of articles
-  const users = (await Promise.all(Array.from({ length: Math.max(4, WORKERS * 2) }, (_, i) => registerUser(base, `soak${i}x${SEED % 10_000}`)))).filter((u): u is User => u !== null)
+  const users = (
+    await Promise.all(Array.from({ length: Math.max(4, WORKERS * 2) }, (_, i) => registerUser(base, `soak${i}x${SEED % 10_000}`)))
+  ).filter((u): u is User => u !== null)
   const shared: string[] = []
   for (let i = 0; i < 40; i++) {
     const u = users[i % users.length]!
-    const res = await call(base, 'create', 'POST', '/api/articles', { token: u.token, body: { article: { title: `Shared ${i}`, description: 'shared', body: 'shared body', tagList: [TAGS[i % TAGS.length]!] } }, expect: [201] })
+    const res = await call(base, 'create', 'POST', '/api/articles', {
+      token: u.token,
+      body: { article: { title: `Shared ${i}`, description: 'shared', body: 'shared body', tagList: [TAGS[i % TAGS.length]!] } },
+      expect: [201],
+    })
     if (res) shared.push(res.body.article.slug)
   }
   if (!users.length || !shared.length) throw new Error(`setup failed: ${errors.slice(0, 5).join('\n')}`)
@@ -317,12 +376,20 @@ async function main(): Promise<number> {
   const kinds = [...latencies.keys()].sort()
   const total = kinds.reduce((n, k) => n + latencies.get(k)!.length, 0)
   console.log('')
-  console.log(`requests: ${requests} in ${(loadMs / 1000).toFixed(1)} s of load (${Math.round(total / (loadMs / 1000))} req/s incl. setup), errors: ${errors.length}`)
+  console.log(
+    `requests: ${requests} in ${(loadMs / 1000).toFixed(1)} s of load (${Math.round(total / (loadMs / 1000))} req/s incl. setup), errors: ${errors.length}`,
+  )
   console.log('')
   console.log(`${'kind'.padEnd(16)}${'count'.padStart(8)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'max ms'.padStart(10)}`)
   for (const k of kinds) {
     const xs = latencies.get(k)!
-    console.log(`${k.padEnd(16)}${String(xs.length).padStart(8)}${pct(xs, 50).toFixed(2).padStart(10)}${pct(xs, 99).toFixed(2).padStart(10)}${Math.max(...xs).toFixed(2).padStart(10)}`)
+    console.log(
+      `${k.padEnd(16)}${String(xs.length).padStart(8)}${pct(xs, 50).toFixed(2).padStart(10)}${pct(xs, 99).toFixed(2).padStart(10)}${Math.max(
+        ...xs,
+      )
+        .toFixed(2)
+        .padStart(10)}`,
+    )
   }
   console.log('')
   console.log(
@@ -330,7 +397,9 @@ async function main(): Promise<number> {
       `idle after the load ${mib(rssIdle)}, peak ${mib(rssPeak)}; limit for the end: ${mib(growthLimit(rssBaseline))}`,
   )
   console.log(`RSS samples (MiB): ${samples.map((s) => (s.rss / MIB).toFixed(0)).join(' ')}`)
-  console.log(`database: ${dbSize === undefined ? 'PostgreSQL' : mib(dbSize)}; server stopped ${stopped ? 'cleanly' : 'by SIGKILL'} (exit ${server.exitCode ?? server.signalCode})`)
+  console.log(
+    `database: ${dbSize === undefined ? 'PostgreSQL' : mib(dbSize)}; server stopped ${stopped ? 'cleanly' : 'by SIGKILL'} (exit ${server.exitCode ?? server.signalCode})`,
+  )
 
   let failed = false
   if (errors.length) {

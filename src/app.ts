@@ -10,7 +10,8 @@ import { CACHE_BUDGET_MB, createCaches } from './cache/caches.ts'
 import { commentReads } from './comments/reads.ts'
 import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
-import { DatabaseUnavailable, type Store } from './db/store.ts'
+import type { Store } from './db/store.ts'
+import { DatabaseUnavailable } from './db/types.ts'
 import { errorResponse, HttpError, JSON_CONTENT_TYPE, UNAVAILABLE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
@@ -68,7 +69,17 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     .use(tagRoutes({ build: reads.tags, responses }))
 
   /** Every error, ours or the framework's, in the contract's envelope. */
-  const toErrorResponse = ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }) => {
+  const toErrorResponse = ({
+    code,
+    error,
+    set,
+    request,
+  }: {
+    code: unknown
+    error: unknown
+    set: { headers: unknown }
+    request: Request
+  }) => {
     const extra = set.headers as Record<string, string>
     // errors thrown while parsing (413) arrive wrapped in Elysia's ParseError
     const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
@@ -92,8 +103,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   // The headers of a cached API answer: the same every time, but for an allow-listed origin.
   const jsonHeaders = { ...securityHeaders('/api'), 'content-type': JSON_CONTENT_TYPE }
   const anyOrigin = Object.freeze({ ...jsonHeaders, ...corsPolicy.headers(new Request('http://localhost/')) })
-  const cachedHeaders = (request: Request) =>
-    config.corsOrigins === '*' ? anyOrigin : { ...jsonHeaders, ...corsPolicy.headers(request) }
+  const cachedHeaders = (request: Request) => (config.corsOrigins === '*' ? anyOrigin : { ...jsonHeaders, ...corsPolicy.headers(request) })
   // the same as a Headers object, which a Response copies in half the time it takes to convert a plain one
   const anyOriginHeaders = new Headers(anyOrigin)
 
@@ -202,7 +212,11 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     } catch (e) {
       return unavailable(canonical, e)
     }
-    if (synced) return synced.then(() => answer(canonical), (e) => unavailable(canonical, e))
+    if (synced)
+      return synced.then(
+        () => answer(canonical),
+        (e) => unavailable(canonical, e),
+      )
     return answer(canonical)
   }
   app.handle = async (request: Request) => respond(request)

@@ -159,7 +159,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if ((s = v('JWT_TTL_SECONDS'))) c.tokenTtlSeconds = integer('JWT_TTL_SECONDS', s, 60, 10 * 365 * 24 * 3600)
   if ((s = v('CORS_ORIGINS'))) {
-    const list = s.split(',').map((o) => o.trim()).filter(Boolean)
+    const list = s
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean)
     c.corsOrigins = list.includes('*') ? '*' : list
   }
   if ((s = v('BODY_LIMIT_BYTES'))) c.bodyLimitBytes = integer('BODY_LIMIT_BYTES', s, 1024, 1024 ** 3)

@@ -65,7 +65,7 @@ const context: FailureContext = {}
 let debug = false
 
 async function main(argv: string[]): Promise<number> {
-  let parsed
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAGS; allowPositionals: true; strict: true }>>
   try {
     parsed = parseArgs({ args: joinNegativeNumbers(argv, NUMERIC), options: FLAGS, allowPositionals: true, strict: true })
   } catch (e) {
@@ -98,7 +98,9 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'serve':
       expectArgs(0, 'serve [--port N] [--host ADDR] [--db FILE|URL] [--workers N]')
-      return config.workers > 1 && !process.env[WORKER_ENV] ? supervise(config, createLogger(config.logFormat, config.logLevel)) : runServer(config)
+      return config.workers > 1 && !process.env[WORKER_ENV]
+        ? supervise(config, createLogger(config.logFormat, config.logLevel))
+        : runServer(config)
     case 'migrate': {
       expectArgs(0, 'migrate [--db FILE|URL]')
       const { store, applied } = await openStore(untimed(config))
@@ -126,7 +128,8 @@ async function main(argv: string[]): Promise<number> {
       })
     case 'copy':
       expectArgs(0, 'copy --from FILE --to URL')
-      if (values.from === undefined || values.to === undefined) throw new UsageError('usage: conduit copy --from FILE --to URL; see conduit --help')
+      if (values.from === undefined || values.to === undefined)
+        throw new UsageError('usage: conduit copy --from FILE --to URL; see conduit --help')
       return copy(values.from, values.to, config)
     case 'healthcheck':
       expectArgs(0, 'healthcheck [--port N] [--host ADDR]')
@@ -231,7 +234,10 @@ async function copy(from: string, to: string, config: Config): Promise<number> {
     })
     if (tty) process.stderr.write('\n')
     const wrong = report.tables.filter((t) => t.source !== t.target)
-    for (const t of report.tables) console.log(`${t.table.padEnd(14)} ${String(t.source).padStart(10)} -> ${String(t.target).padStart(10)}${t.source === t.target ? '' : '  MISMATCH'}`)
+    for (const t of report.tables)
+      console.log(
+        `${t.table.padEnd(14)} ${String(t.source).padStart(10)} -> ${String(t.target).padStart(10)}${t.source === t.target ? '' : '  MISMATCH'}`,
+      )
     if (wrong.length) throw new CliError(`copy: ${wrong.map((t) => t.table).join(', ')} differ after the copy; the target is not usable`)
     console.log(`copied ${source} to ${store.location} in ${((performance.now() - t0) / 1000).toFixed(1)} s; every table's count matches`)
     return 0

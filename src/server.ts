@@ -69,7 +69,9 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   }
   // one checkpointer per database file: the single process, or worker 1
   const checkpointer =
-    store.backend === 'sqlite' && (worker === undefined || worker === '1') ? sqliteCheckpointer(store as SqliteStore, config, logger) : undefined
+    store.backend === 'sqlite' && (worker === undefined || worker === '1')
+      ? sqliteCheckpointer(store as SqliteStore, config, logger)
+      : undefined
   const maintenance = setInterval(() => {
     store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
   }, MAINTENANCE_MS)

@@ -14,8 +14,7 @@ function forge(header: unknown, payload: unknown, secret: string, signature?: st
   return `${input}.${signature ?? hmac(secret, input)}`
 }
 
-const secretOf = async (app: TestApp) =>
-  (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
+const secretOf = async (app: TestApp) => (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
 
 const decode = (token: string) => {
   const [header, payload] = token.split('.') as [string, string]
@@ -197,7 +196,9 @@ describe('tokens that are present but unusable', () => {
     const user = await registerUser(app)
     const { payload } = decode(user.token)
     const input = `${b64url({ alg: 'HS512', typ: 'JWT' })}.${b64url(payload)}`
-    const signature = createHmac('sha512', await secretOf(app)).update(input).digest('base64url')
+    const signature = createHmac('sha512', await secretOf(app))
+      .update(input)
+      .digest('base64url')
     const res = await app.request('GET', '/api/user', { token: `${input}.${signature}` })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(invalid)
@@ -370,9 +371,7 @@ describe('issued tokens', () => {
     const app = await testApp()
     const user = await registerUser(app)
     const restarted = await createApp({ store: app.store, config: app.config })
-    const res = await restarted.handle(
-      new Request('http://localhost/api/user', { headers: { authorization: `Token ${user.token}` } }),
-    )
+    const res = await restarted.handle(new Request('http://localhost/api/user', { headers: { authorization: `Token ${user.token}` } }))
     expect(res.status).toBe(200)
     expect(((await res.json()) as { user: { username: string } }).user.username).toBe(user.username)
   })
@@ -444,7 +443,10 @@ describe('signToken and verifyToken', () => {
     ['alg HS512', (c: Claims) => forge({ alg: 'HS512', typ: 'JWT' }, c, secret)],
     ['alg RS256', (c: Claims) => forge({ alg: 'RS256', typ: 'JWT' }, c, secret)],
     ['typ other than JWT', (c: Claims) => forge({ alg: 'HS256', typ: 'JWE' }, c, secret)],
-    ['a header that is not JSON', (c: Claims) => `${b64url('not json')}.${b64url(c)}.${hmac(secret, `${b64url('not json')}.${b64url(c)}`)}`],
+    [
+      'a header that is not JSON',
+      (c: Claims) => `${b64url('not json')}.${b64url(c)}.${hmac(secret, `${b64url('not json')}.${b64url(c)}`)}`,
+    ],
     ['a payload that is not JSON', () => forge({ alg: 'HS256', typ: 'JWT' }, 'not json', secret)],
     ['a null payload', () => forge({ alg: 'HS256', typ: 'JWT' }, null, secret)],
     ['a string sub', (c: Claims) => forge({ alg: 'HS256', typ: 'JWT' }, { ...c, sub: '7' }, secret)],

@@ -68,9 +68,14 @@ describe('cached answers', () => {
         }
         for (let offset = 0; offset < 40; offset += 7) {
           const page = await app.request('GET', `/api/articles?limit=7&offset=${offset}`, token ? { token } : {})
-          const expected = slugs.slice().reverse().slice(offset, offset + 7)
+          const expected = slugs
+            .slice()
+            .reverse()
+            .slice(offset, offset + 7)
           expect(page.body.articles.map((a: { slug: string }) => a.slug)).toEqual(expected)
-          expect(page.body.articles.map((a: { favoritesCount: number }) => a.favoritesCount)).toEqual(expected.map((s) => (favorited.has(s) ? 1 : 0)))
+          expect(page.body.articles.map((a: { favoritesCount: number }) => a.favoritesCount)).toEqual(
+            expected.map((s) => (favorited.has(s) ? 1 : 0)),
+          )
         }
       }
     }
@@ -132,7 +137,9 @@ describe('cached answers', () => {
       const b = await open()
       expect(await getJson(a.app, '/api/tags')).toEqual({ tags: [] })
       expect(await getJson(a.app, '/api/tags')).toEqual({ tags: [] }) // now cached
-      const jake = await send(b.app, 'POST', '/api/users', { body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } } })
+      const jake = await send(b.app, 'POST', '/api/users', {
+        body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } },
+      })
       const made = await send(b.app, 'POST', '/api/articles', {
         token: jake.body.user.token,
         body: { article: { title: 'Fresh', description: 'd', body: 'b', tagList: ['fresh'] } },
@@ -149,9 +156,14 @@ describe('cached answers', () => {
     await onOneFile(async (open, path) => {
       const a = await open()
       const b = await open()
-      const jake = await send(b.app, 'POST', '/api/users', { body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } } })
+      const jake = await send(b.app, 'POST', '/api/users', {
+        body: { user: { username: 'jake', email: 'j@x.io', password: 'password123' } },
+      })
       const post = (title: string) =>
-        send(b.app, 'POST', '/api/articles', { token: jake.body.user.token, body: { article: { title, description: 'd', body: 'b', tagList: [title] } } })
+        send(b.app, 'POST', '/api/articles', {
+          token: jake.body.user.token,
+          body: { article: { title, description: 'd', body: 'b', tagList: [title] } },
+        })
       /** How long `a` takes to list the tag `b` just added (its tag list cached before). */
       const seenAfter = async (tag: string) => {
         const t0 = Date.now()
@@ -349,7 +361,13 @@ describe('SlabCache', () => {
         const pieces: (string | number)[] = []
         for (let n = Math.floor(random() * 12); n > 0; n--) {
           const r = random()
-          pieces.push(r < 0.3 ? numbers[Math.floor(random() * numbers.length)]! : r < 0.6 ? 'a"b\\c'.repeat(Math.floor(random() * 20)) : 'é😀ü\n'.repeat(Math.floor(random() * 10)))
+          pieces.push(
+            r < 0.3
+              ? numbers[Math.floor(random() * numbers.length)]!
+              : r < 0.6
+                ? 'a"b\\c'.repeat(Math.floor(random() * 20))
+                : 'é😀ü\n'.repeat(Math.floor(random() * 10)),
+          )
         }
         const kept = slab.set(key, pieces, [keys.article(i % 50)], versions.clock)
         const joined = pieces.join('')
@@ -506,7 +524,8 @@ describe('ResponseCache', () => {
     const versions = new Versions()
     const caches = createCaches(versions)
     const cache = new ResponseCache(caches)
-    const flags = (followees: number[]) => caches.viewers.set(7, { value: { followees: new Set(followees), favorites: new Set() }, deps: [keys.viewer(7)] }, versions.clock)
+    const flags = (followees: number[]) =>
+      caches.viewers.set(7, { value: { followees: new Set(followees), favorites: new Set() }, deps: [keys.viewer(7)] }, versions.clock)
     const text = (b: Uint8Array | string | undefined) => (b === undefined || typeof b === 'string' ? b : new TextDecoder().decode(b))
     const url = 'http://l/api/profiles/five'
     flags([])
@@ -536,7 +555,8 @@ describe('ResponseCache', () => {
 describe('cache budgets', () => {
   const budgets = (scale: number) => {
     let total = 0
-    for (const c of Object.values(createCaches(new Versions(), scale))) if (c instanceof DepCache || c instanceof SlabCache) total += c.budget
+    for (const c of Object.values(createCaches(new Versions(), scale)))
+      if (c instanceof DepCache || c instanceof SlabCache) total += c.budget
     return total / (1024 * 1024)
   }
   test('add up to CACHE_BUDGET_MB, and CACHE_MB scales them', () => {
@@ -659,7 +679,10 @@ describe('reads under way (src/cache/flights.ts)', () => {
       },
     }
     const app = await createApp({ store, config: testConfig({ passwordHash: { memoryCost: 256, timeCost: 1 } }) })
-    const t = { app, request: (method: string, path: string, o?: Parameters<TestApp['request']>[2]) => send(app, method, path, o) } as TestApp
+    const t = {
+      app,
+      request: (method: string, path: string, o?: Parameters<TestApp['request']>[2]) => send(app, method, path, o),
+    } as TestApp
     const [reader, author] = await registerUsers(t, 2)
     await createArticle(t, author!.token)
     let release!: () => void
@@ -686,11 +709,7 @@ describe('reads under way (src/cache/flights.ts)', () => {
     const [author, fan] = await registerUsers(app, 2)
     let newest = (await createArticle(app, author!.token)).slug
     let stop = false
-    const paths = [
-      () => '/api/articles?limit=5',
-      () => `/api/articles/${newest}`,
-      () => `/api/articles/${newest}/comments`,
-    ]
+    const paths = [() => '/api/articles?limit=5', () => `/api/articles/${newest}`, () => `/api/articles/${newest}/comments`]
     const readers = Array.from({ length: 9 }, async (_, i) => {
       let n = 0
       while (!stop) {
@@ -708,12 +727,22 @@ describe('reads under way (src/cache/flights.ts)', () => {
         // let the readers miss the new article's parts, then change them
         await Bun.sleep(2)
         await favorite(app, fan!.token, created.slug)
-        const [page, article] = await Promise.all([app.request('GET', '/api/articles?limit=5'), app.request('GET', `/api/articles/${created.slug}`)])
-        expect({ round, first: page.body.articles[0].slug, count: page.body.articles[0].favoritesCount }).toEqual({ round, first: created.slug, count: 1 })
+        const [page, article] = await Promise.all([
+          app.request('GET', '/api/articles?limit=5'),
+          app.request('GET', `/api/articles/${created.slug}`),
+        ])
+        expect({ round, first: page.body.articles[0].slug, count: page.body.articles[0].favoritesCount }).toEqual({
+          round,
+          first: created.slug,
+          count: 1,
+        })
         expect({ round, count: article.body.article.favoritesCount }).toEqual({ round, count: 1 })
         await addComment(app, fan!.token, created.slug, `comment ${round}`)
         const comments = await app.request('GET', `/api/articles/${created.slug}/comments`)
-        expect({ round, bodies: comments.body.comments.map((c: { body: string }) => c.body) }).toEqual({ round, bodies: [`comment ${round}`] })
+        expect({ round, bodies: comments.body.comments.map((c: { body: string }) => c.body) }).toEqual({
+          round,
+          bodies: [`comment ${round}`],
+        })
       }
     } finally {
       stop = true

@@ -18,7 +18,8 @@ describe.skipIf(onPostgres)('the background checkpointer', () => {
     try {
       const base = running.url.replace('0.0.0.0', '127.0.0.1')
       const user = { username: 'ckpt', email: 'ckpt@example.com', password: 'password123' }
-      const token = ((await (await fetch(`${base}/api/users`, { method: 'POST', body: JSON.stringify({ user }) })).json()) as any).user.token
+      const token = ((await (await fetch(`${base}/api/users`, { method: 'POST', body: JSON.stringify({ user }) })).json()) as any).user
+        .token
       await Bun.sleep(400) // let a checkpoint pass, then measure from here
       const before = statSync(path).size
       for (let i = 0; i < 60; i++) {

@@ -104,7 +104,9 @@ describe.skipIf(!haproxy)('HAProxy with deploy/haproxy.cfg in front of three ins
     procs.push(lb)
     const base = `http://127.0.0.1:${lbPort}`
     for (let i = 0; i < 50; i++) {
-      const ok = await fetch(`${base}/health`).then((r) => r.status === 200).catch(() => false)
+      const ok = await fetch(`${base}/health`)
+        .then((r) => r.status === 200)
+        .catch(() => false)
       if (ok) break
       await Bun.sleep(100)
     }
@@ -117,7 +119,10 @@ describe.skipIf(!haproxy)('HAProxy with deploy/haproxy.cfg in front of three ins
       for (let i = 0; !stop; i++) {
         const write = i % 4 === 0
         const res = write
-          ? await api(base, 'POST', '/api/articles', { token: user.token, body: { article: { title: `roll ${w} ${i}`, description: 'd', body: 'b' } } }).catch((e) => ({ status: 0, body: String(e) }) as never)
+          ? await api(base, 'POST', '/api/articles', {
+              token: user.token,
+              body: { article: { title: `roll ${w} ${i}`, description: 'd', body: 'b' } },
+            }).catch((e) => ({ status: 0, body: String(e) }) as never)
           : await api(base, 'GET', '/api/articles?limit=5', { token: user.token }).catch((e) => ({ status: 0, body: String(e) }) as never)
         if (res.status === (write ? 201 : 200)) {
           if (write) acknowledged.push(res.body.article.slug)

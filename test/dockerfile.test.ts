@@ -22,7 +22,9 @@ describe.skipIf(onPostgres)('Dockerfile', () => {
 
   test('builds with the same script CI runs', () => {
     expect(lines.some((l) => /^RUN bun run build\b/.test(l))).toBe(true)
-    expect(pkg.scripts.build).toContain('bun build --compile --bytecode --minify src/main.ts src/articles/list-worker.ts --outfile dist/conduit')
+    expect(pkg.scripts.build).toContain(
+      'bun build --compile --bytecode --minify src/main.ts src/articles/list-worker.ts --outfile dist/conduit',
+    )
   })
 
   test('runs as a non-root user with the database in a /data volume', () => {

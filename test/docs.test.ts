@@ -117,7 +117,15 @@ describe.skipIf(onPostgres)('the documentation', () => {
     ].join('\n')
     const found = problems('docs/EXAMPLE.md', bad)
     expect(found.filter((p) => p.includes('mentions ../shared'))).toHaveLength(1)
-    for (const fragment of ['../shared/API.md', 'docs/NOPE.md', '`src/nope.ts`', '`bench/nope/`', 'NNN_*.js', 'elsewhere.md', '`NOPE.md`']) {
+    for (const fragment of [
+      '../shared/API.md',
+      'docs/NOPE.md',
+      '`src/nope.ts`',
+      '`bench/nope/`',
+      'NNN_*.js',
+      'elsewhere.md',
+      '`NOPE.md`',
+    ]) {
       expect(found.some((p) => p.includes(fragment))).toBe(true)
     }
     const good = [

@@ -25,11 +25,20 @@ describe('the feed', () => {
     expect(whole.body.articlesCount).toBe(16)
     const expected = slugsOf(whole)
     expect(expected).toHaveLength(16)
-    expect(whole.body.articles.every((x: { author: { username: string } }) => [a!.username, b!.username].includes(x.author.username))).toBe(true)
+    expect(whole.body.articles.every((x: { author: { username: string } }) => [a!.username, b!.username].includes(x.author.username))).toBe(
+      true,
+    )
 
     const oneByOne: string[] = []
     for (let offset = 0; offset < 18; offset++) {
-      const res = await listArticles(app, [['limit', 1], ['offset', offset]], { token: reader!.token, feed: true })
+      const res = await listArticles(
+        app,
+        [
+          ['limit', 1],
+          ['offset', offset],
+        ],
+        { token: reader!.token, feed: true },
+      )
       expect(res.body.articlesCount).toBe(16)
       oneByOne.push(...slugsOf(res))
     }
@@ -66,20 +75,36 @@ describe('the feed merging each followed author’s newest articles', () => {
       values.push("(?, 'x', 'x', 'x', ?, ?, ?)")
       params.push(`m-${i}`, author, 1_700_000_000_000 + i, 1_700_000_000_000 + i)
       if (values.length === 500) {
-        await db.run(`INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ${values.join(', ')}`, ...params)
+        await db.run(
+          `INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ${values.join(', ')}`,
+          ...params,
+        )
         values.length = 0
         params.length = 0
       }
     }
-    if (values.length) await db.run(`INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ${values.join(', ')}`, ...params)
+    if (values.length)
+      await db.run(
+        `INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ${values.join(', ')}`,
+        ...params,
+      )
     const readerId = (await db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', reader!.username))!.id
     await db.run('INSERT INTO follows (follower_id, followee_id) VALUES (?, ?), (?, ?)', readerId, a, readerId, b)
 
-    const expected = (await db.all<{ slug: string }>('SELECT slug FROM articles WHERE author_id IN (?, ?) ORDER BY id DESC', a, b)).map((r) => r.slug)
+    const expected = (await db.all<{ slug: string }>('SELECT slug FROM articles WHERE author_id IN (?, ?) ORDER BY id DESC', a, b)).map(
+      (r) => r.slug,
+    )
     expect(expected).toHaveLength(200)
     const pages: string[] = []
     for (let offset = 0; offset < 200; offset += 20) {
-      const res = await listArticles(app, [['limit', 20], ['offset', offset]], { token: reader!.token, feed: true })
+      const res = await listArticles(
+        app,
+        [
+          ['limit', 20],
+          ['offset', offset],
+        ],
+        { token: reader!.token, feed: true },
+      )
       expect(res.body.articlesCount).toBe(200)
       pages.push(...slugsOf(res))
     }

@@ -146,7 +146,11 @@ describe('Content-Type of responses', () => {
   test.each([
     ['400', (app: TestApp) => app.request('POST', '/api/users/login', { body: 'nope' }), 400],
     ['401', (app: TestApp) => app.request('PUT', '/api/user', { body: { user: {} } }), 401],
-    ['401 on login', (app: TestApp) => app.request('POST', '/api/users/login', { body: { user: { email: 'a@b.co', password: 'password123' } } }), 401],
+    [
+      '401 on login',
+      (app: TestApp) => app.request('POST', '/api/users/login', { body: { user: { email: 'a@b.co', password: 'password123' } } }),
+      401,
+    ],
     ['404', (app: TestApp) => app.request('DELETE', '/api/nothing'), 404],
     ['422', (app: TestApp) => app.request('POST', '/api/users/login', { body: { user: {} } }), 422],
   ])('is application/json; charset=utf-8 on a %s', async (_what, send, status) => {
@@ -238,7 +242,11 @@ describe('request body limit', () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const under = JSON.stringify({ user: { bio: 'fits' }, pad: 'x'.repeat(1024 * 1024 - 100) })
-    const ok = await app.request('PUT', '/api/user', { token: jake.token, body: under, headers: { 'content-length': String(under.length) } })
+    const ok = await app.request('PUT', '/api/user', {
+      token: jake.token,
+      body: under,
+      headers: { 'content-length': String(under.length) },
+    })
     expect(ok.status).toBe(200)
     expect(ok.body.user.bio).toBe('fits')
     const over = JSON.stringify({ user: { bio: 'too big' }, pad: 'x'.repeat(1024 * 1024) })

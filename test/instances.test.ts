@@ -62,11 +62,23 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
     // follow first; warm every cache on both instances
     await ok(call('POST', `/api/profiles/${author.username}/follow`, { token: reader.token }))
     const tag = `t${Date.now().toString(36)}`
-    const watched = ['/api/articles', `/api/articles?tag=${tag}`, `/api/articles?author=${author.username}`, '/api/tags', '/api/articles/feed']
+    const watched = [
+      '/api/articles',
+      `/api/articles?tag=${tag}`,
+      `/api/articles?author=${author.username}`,
+      '/api/tags',
+      '/api/articles/feed',
+    ]
     for (const p of watched) await both(p, reader.token)
 
     // new article (on one instance) -> lists, tag list, feed (the other)
-    const created = await ok(call('POST', '/api/articles', { token: author.token, body: { article: { title: `Spread ${tag}`, description: 'd', body: 'b', tagList: [tag] } } }), 201)
+    const created = await ok(
+      call('POST', '/api/articles', {
+        token: author.token,
+        body: { article: { title: `Spread ${tag}`, description: 'd', body: 'b', tagList: [tag] } },
+      }),
+      201,
+    )
     const slug = created.article.slug as string
     for (const p of watched) {
       for (const server of [a, b]) {
@@ -78,7 +90,12 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
 
     // edit: title (new slug), body, tags
     await both(`/api/articles/${slug}`, reader.token)
-    const edited = await ok(call('PUT', `/api/articles/${slug}`, { token: author.token, body: { article: { title: `Renamed ${tag}`, body: 'new body', tagList: ['other'] } } }))
+    const edited = await ok(
+      call('PUT', `/api/articles/${slug}`, {
+        token: author.token,
+        body: { article: { title: `Renamed ${tag}`, body: 'new body', tagList: ['other'] } },
+      }),
+    )
     for (const server of [a, b]) {
       expect((await api(server.url, 'GET', `/api/articles/${slug}`)).status).toBe(404)
       const now = await api(server.url, 'GET', `/api/articles/${edited.article.slug}`, { token: reader.token })
@@ -99,7 +116,9 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
 
     // comments: added, then deleted
     await both(`/api/articles/${newSlug}/comments`)
-    const comment = await ok(call('POST', `/api/articles/${newSlug}/comments`, { token: reader.token, body: { comment: { body: 'hello' } } }))
+    const comment = await ok(
+      call('POST', `/api/articles/${newSlug}/comments`, { token: reader.token, body: { comment: { body: 'hello' } } }),
+    )
     for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${newSlug}/comments`)).body.comments).toHaveLength(1)
     await ok(call('DELETE', `/api/articles/${newSlug}/comments/${comment.comment.id}`, { token: reader.token }), 204)
     for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${newSlug}/comments`)).body.comments).toHaveLength(0)
@@ -108,7 +127,10 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
     await both(`/api/profiles/${author.username}`, reader.token)
     await ok(call('PUT', '/api/user', { token: author.token, body: { user: { bio: 'a new bio' } } }))
     for (const server of [a, b]) {
-      expect((await api(server.url, 'GET', `/api/profiles/${author.username}`, { token: reader.token })).body.profile).toMatchObject({ bio: 'a new bio', following: true })
+      expect((await api(server.url, 'GET', `/api/profiles/${author.username}`, { token: reader.token })).body.profile).toMatchObject({
+        bio: 'a new bio',
+        following: true,
+      })
       expect((await api(server.url, 'GET', `/api/articles/${newSlug}`)).body.article.author.bio).toBe('a new bio')
     }
 
@@ -149,7 +171,10 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
     await ok(call('PUT', '/api/user', { token: author.token, body: { user: { username: newName } } }))
     for (const server of [a, b]) {
       expect((await api(server.url, 'GET', `/api/profiles/${oldName}`, { token: reader.token })).status).toBe(404)
-      expect((await api(server.url, 'GET', `/api/profiles/${newName}`, { token: reader.token })).body.profile).toMatchObject({ username: newName, following: true })
+      expect((await api(server.url, 'GET', `/api/profiles/${newName}`, { token: reader.token })).body.profile).toMatchObject({
+        username: newName,
+        following: true,
+      })
       expect((await api(server.url, 'GET', `/api/articles/${newSlug}`, { token: reader.token })).body.article.author.username).toBe(newName)
       expect((await api(server.url, 'GET', `/api/articles?author=${oldName}`)).body.articlesCount).toBe(0)
       expect((await api(server.url, 'GET', `/api/articles?author=${newName}`)).body.articlesCount).toBe(1)
@@ -167,7 +192,8 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
 
   test('a password change revokes the old token on every instance at once', async () => {
     const user = await register(lb.url)
-    for (const server of [a, b]) for (let i = 0; i < 2; i++) expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+    for (const server of [a, b])
+      for (let i = 0; i < 2; i++) expect((await api(server.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
     const changed = await api(a.url, 'PUT', '/api/user', { token: user.token, body: { user: { password: 'another password' } } })
     expect(changed.status).toBe(200)
     for (const server of [b, a]) {
@@ -200,17 +226,24 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
     const title = `Twin ${Date.now()}`
     const made = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        api((i % 2 ? a : b).url, 'POST', '/api/articles', { token: author.token, body: { article: { title, description: 'd', body: 'b' } } }),
+        api((i % 2 ? a : b).url, 'POST', '/api/articles', {
+          token: author.token,
+          body: { article: { title, description: 'd', body: 'b' } },
+        }),
       ),
     )
     expect(made.map((r) => r.status)).toEqual(Array(8).fill(201))
     const slugs = made.map((r) => r.body.article.slug as string)
     expect(new Set(slugs).size).toBe(8)
     const target = slugs[0]!
-    const favs = await Promise.all(fans.map((f, i) => api((i % 2 ? a : b).url, 'POST', `/api/articles/${target}/favorite`, { token: f.token })))
+    const favs = await Promise.all(
+      fans.map((f, i) => api((i % 2 ? a : b).url, 'POST', `/api/articles/${target}/favorite`, { token: f.token })),
+    )
     expect(favs.every((r) => r.status === 200)).toBe(true)
     for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${target}`)).body.article.favoritesCount).toBe(16)
-    const unfavs = await Promise.all(fans.map((f, i) => api((i % 2 ? b : a).url, 'DELETE', `/api/articles/${target}/favorite`, { token: f.token })))
+    const unfavs = await Promise.all(
+      fans.map((f, i) => api((i % 2 ? b : a).url, 'DELETE', `/api/articles/${target}/favorite`, { token: f.token })),
+    )
     expect(unfavs.every((r) => r.status === 200)).toBe(true)
     for (const server of [a, b]) expect((await api(server.url, 'GET', `/api/articles/${target}`)).body.article.favoritesCount).toBe(0)
   }, 60_000)
@@ -222,7 +255,10 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
     let survivor: Server = b
     try {
       const user = await register(a.url)
-      const made = await api(a.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'Before the kill', description: 'd', body: 'b' } } })
+      const made = await api(a.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'Before the kill', description: 'd', body: 'b' } },
+      })
       expect(made.status).toBe(201)
       for (let i = 0; i < 3; i++) await api(a.url, 'GET', '/api/articles', { token: user.token }) // warm a's caches
       // mixed load on b while a is killed
@@ -233,7 +269,10 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
         for (let i = 0; !stop; i++) {
           const res =
             i % 5 === 0
-              ? await api(b.url, 'POST', `/api/articles/${made.body.article.slug}/comments`, { token: user.token, body: { comment: { body: `c${i}` } } })
+              ? await api(b.url, 'POST', `/api/articles/${made.body.article.slug}/comments`, {
+                  token: user.token,
+                  body: { comment: { body: `c${i}` } },
+                })
               : await api(b.url, 'GET', i % 2 ? '/api/articles' : `/api/articles/${made.body.article.slug}/comments`, { token: user.token })
           if (res.status >= 300) errors++
           done++
@@ -243,7 +282,10 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
       const killed = await a.stop('SIGKILL')
       expect(killed.signal).toBe('SIGKILL')
       // while it is down, the other one writes
-      const during = await api(b.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'While a was down', description: 'd', body: 'b' } } })
+      const during = await api(b.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'While a was down', description: 'd', body: 'b' } },
+      })
       expect(during.status).toBe(201)
       await Bun.sleep(300)
       stop = true
@@ -261,38 +303,49 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
     }
   }, 60_000)
 
-  test.skipIf(!onPostgres)('the database going away and coming back: both answer 503 meanwhile, then recover with nothing stale', async () => {
-    const db = await binaryDatabase()
-    const url = new URL(db.env.DATABASE_URL!)
-    const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
-    const viaProxy = new URL(url)
-    viaProxy.host = `127.0.0.1:${proxy.port}`
-    // a reaches the database through the proxy, b directly
-    const a = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: viaProxy.toString() } })
-    const b = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString() } })
-    try {
-      const user = await register(b.url)
-      for (let i = 0; i < 2; i++) expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).body.articlesCount).toBe(0)
-      proxy.down()
-      expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).status).toBe(503)
-      expect((await api(a.url, 'GET', '/ready')).status).toBe(503)
-      // the database lives on: b writes while a cannot see it
-      expect((await api(b.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'During', description: 'd', body: 'b' } } })).status).toBe(201)
-      proxy.up()
-      let res: ApiResponse | undefined
-      for (let i = 0; i < 50; i++) {
-        res = await api(a.url, 'GET', '/api/articles', { token: user.token })
-        if (res.status === 200) break
-        await Bun.sleep(200)
+  test.skipIf(!onPostgres)(
+    'the database going away and coming back: both answer 503 meanwhile, then recover with nothing stale',
+    async () => {
+      const db = await binaryDatabase()
+      const url = new URL(db.env.DATABASE_URL!)
+      const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
+      const viaProxy = new URL(url)
+      viaProxy.host = `127.0.0.1:${proxy.port}`
+      // a reaches the database through the proxy, b directly
+      const a = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: viaProxy.toString() } })
+      const b = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString() } })
+      try {
+        const user = await register(b.url)
+        for (let i = 0; i < 2; i++) expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).body.articlesCount).toBe(0)
+        proxy.down()
+        expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).status).toBe(503)
+        expect((await api(a.url, 'GET', '/ready')).status).toBe(503)
+        // the database lives on: b writes while a cannot see it
+        expect(
+          (
+            await api(b.url, 'POST', '/api/articles', {
+              token: user.token,
+              body: { article: { title: 'During', description: 'd', body: 'b' } },
+            })
+          ).status,
+        ).toBe(201)
+        proxy.up()
+        let res: ApiResponse | undefined
+        for (let i = 0; i < 50; i++) {
+          res = await api(a.url, 'GET', '/api/articles', { token: user.token })
+          if (res.status === 200) break
+          await Bun.sleep(200)
+        }
+        expect(res!.status).toBe(200)
+        expect(res!.body.articlesCount).toBe(1)
+      } finally {
+        await a.stop()
+        await b.stop()
+        proxy.close()
       }
-      expect(res!.status).toBe(200)
-      expect(res!.body.articlesCount).toBe(1)
-    } finally {
-      await a.stop()
-      await b.stop()
-      proxy.close()
-    }
-  }, 60_000)
+    },
+    60_000,
+  )
 })
 
 /** The child processes of `pid` (from /proc). */
@@ -304,7 +357,10 @@ async function children(pid: number): Promise<number[]> {
 describe(`conduit serve --workers 2 (${BACKEND})`, () => {
   test('two workers on one port: a dead worker is replaced, SIGTERM stops them all gracefully', async () => {
     const db = await binaryDatabase()
-    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env }, args: ['serve', '--workers', '2'] })
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env },
+      args: ['serve', '--workers', '2'],
+    })
     try {
       let workers: number[] = []
       for (let i = 0; i < 50 && workers.length < 2; i++) {
@@ -354,14 +410,23 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
       expect(answers.filter((s) => s !== 200)).toEqual([])
       // every connection lands on a live worker; writes by one are read by the other
       for (let i = 0; i < 10; i++) {
-        const made = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: `w${i}`, description: 'd', body: 'b' } } })
+        const made = await api(server.url, 'POST', '/api/articles', {
+          token: user.token,
+          body: { article: { title: `w${i}`, description: 'd', body: 'b' } },
+        })
         expect(made.status).toBe(201)
         expect((await api(server.url, 'GET', `/api/articles/${made.body.article.slug}`)).status).toBe(200)
       }
 
       const stopped = await server.stop('SIGTERM')
       expect(stopped).toMatchObject({ code: 0, timedOut: false })
-      for (const pid of replaced) expect(await Bun.$`kill -0 ${pid}`.nothrow().quiet().then((r) => r.exitCode)).not.toBe(0)
+      for (const pid of replaced)
+        expect(
+          await Bun.$`kill -0 ${pid}`
+            .nothrow()
+            .quiet()
+            .then((r) => r.exitCode),
+        ).not.toBe(0)
     } finally {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }
@@ -401,7 +466,8 @@ async function stopWithDelay(server: Server, token: string, delayMs: number, win
   const acknowledged: string[] = []
   let rounds = 0
   const expectStatus = (what: string, r: Awaited<ReturnType<typeof probe>>, status: number) => {
-    if (!('status' in r) || r.status !== status) wrong.push(`${at()} ms ${what}: ${'status' in r ? `${r.status} ${JSON.stringify(r.body)}` : r.error}`)
+    if (!('status' in r) || r.status !== status)
+      wrong.push(`${at()} ms ${what}: ${'status' in r ? `${r.status} ${JSON.stringify(r.body)}` : r.error}`)
   }
   while (at() < windowMs) {
     const title = `during the delay ${rounds}`
@@ -442,7 +508,9 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
   test('one process: /ready answers 503 at once while /health and the API keep answering through the delay; then it exits 0', async () => {
     const db = await binaryDatabase()
     const delayMs = 2_000
-    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', SHUTDOWN_DELAY_SECONDS: String(delayMs / 1000), ...db.env } })
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', SHUTDOWN_DELAY_SECONDS: String(delayMs / 1000), ...db.env },
+    })
     try {
       const user = await register(server.url)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
@@ -485,7 +553,13 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       expect(r.stopped).toMatchObject({ code: 0, signal: null, timedOut: false })
       expect(r.stopped.ms).toBeGreaterThanOrEqual(delayMs)
       expect(server.stdout() + server.stderr()).not.toContain('did not stop in time')
-      for (const pid of workers) expect(await Bun.$`kill -0 ${pid}`.nothrow().quiet().then((x) => x.exitCode)).not.toBe(0)
+      for (const pid of workers)
+        expect(
+          await Bun.$`kill -0 ${pid}`
+            .nothrow()
+            .quiet()
+            .then((x) => x.exitCode),
+        ).not.toBe(0)
       expect(await storedArticles(db, server.dir)).toBe(r.acknowledged.length)
     } finally {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')

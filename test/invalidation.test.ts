@@ -47,7 +47,13 @@ const cachedItems = (w: World) => w.app.app.caches.items.size + w.app.app.caches
 describe('exact invalidation: a write, then every read it may affect, caches warm', () => {
   test('a favorite changes the article’s count, the favoriter’s flag and favorited list; nothing else', async () => {
     const w = await world()
-    const paths = ['/api/articles', `/api/articles/${w.slug}`, `/api/articles?favorited=${w.reader.username}`, `/api/articles/${w.otherSlug}`, '/api/articles/feed']
+    const paths = [
+      '/api/articles',
+      `/api/articles/${w.slug}`,
+      `/api/articles?favorited=${w.reader.username}`,
+      `/api/articles/${w.otherSlug}`,
+      '/api/articles/feed',
+    ]
     await warm(w, [...paths.filter((p) => p !== '/api/articles/feed'), `/api/articles/${w.slug}/comments`])
     await get(w, '/api/articles/feed', w.reader)
     const bystander = w.app.app.caches.articles.size
@@ -69,7 +75,9 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect((await get(w, '/api/articles/feed', w.reader)).articles[0]).toMatchObject({ slug: w.slug, favorited: true, favoritesCount: 1 })
     expect((await get(w, `/api/articles?favorited=${w.reader.username}`)).articlesCount).toBe(1)
     // the other article's whole text stayed cached
-    expect(w.app.app.caches.articles.get((await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.otherSlug))!.id)).toBeDefined()
+    expect(
+      w.app.app.caches.articles.get((await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.otherSlug))!.id),
+    ).toBeDefined()
     expect(w.app.app.caches.articles.size).toBeGreaterThanOrEqual(bystander - 1)
   })
 
@@ -77,13 +85,19 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     const w = await world()
     await warm(w, [`/api/articles/${w.slug}/comments`, `/api/articles/${w.otherSlug}/comments`, `/api/articles/${w.slug}`])
     const before = cachedItems(w)
-    const res = await w.app.request('POST', `/api/articles/${w.slug}/comments`, { token: w.other.token, body: { comment: { body: 'new' } } })
+    const res = await w.app.request('POST', `/api/articles/${w.slug}/comments`, {
+      token: w.other.token,
+      body: { comment: { body: 'new' } },
+    })
     expect(res.status).toBe(200)
-    for (const who of [undefined, w.reader, w.other]) expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(1)
+    for (const who of [undefined, w.reader, w.other])
+      expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(1)
     expect((await get(w, `/api/articles/${w.otherSlug}/comments`)).comments).toHaveLength(0)
     // no article text was dropped by a comment
     expect(cachedItems(w)).toBe(before)
-    expect((await w.app.request('DELETE', `/api/articles/${w.slug}/comments/${res.body.comment.id}`, { token: w.other.token })).status).toBe(204)
+    expect(
+      (await w.app.request('DELETE', `/api/articles/${w.slug}/comments/${res.body.comment.id}`, { token: w.other.token })).status,
+    ).toBe(204)
     for (const who of [undefined, w.reader]) expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(0)
   })
 
@@ -91,7 +105,10 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     const w = await world()
     await w.app.request('POST', `/api/articles/${w.slug}/comments`, { token: w.other.token, body: { comment: { body: 'kept' } } })
     await warm(w, [`/api/articles/${w.slug}`, `/api/articles/${w.slug}/comments`])
-    const res = await w.app.request('PUT', `/api/articles/${w.slug}`, { token: w.author.token, body: { article: { title: 'Renamed title' } } })
+    const res = await w.app.request('PUT', `/api/articles/${w.slug}`, {
+      token: w.author.token,
+      body: { article: { title: 'Renamed title' } },
+    })
     expect(res.status).toBe(200)
     const slug = res.body.article.slug
     expect(slug).not.toBe(w.slug)
@@ -106,11 +123,22 @@ describe('exact invalidation: a write, then every read it may affect, caches war
   test('a profile edit changes that user everywhere they appear: profile, articles, lists, comments', async () => {
     const w = await world()
     await w.app.request('POST', `/api/articles/${w.otherSlug}/comments`, { token: w.author.token, body: { comment: { body: 'hi' } } })
-    const paths = [`/api/profiles/${w.author.username}`, `/api/articles/${w.slug}`, '/api/articles', `/api/articles/${w.otherSlug}/comments`]
+    const paths = [
+      `/api/profiles/${w.author.username}`,
+      `/api/articles/${w.slug}`,
+      '/api/articles',
+      `/api/articles/${w.otherSlug}/comments`,
+    ]
     await warm(w, paths)
-    expect((await w.app.request('PUT', '/api/user', { token: w.author.token, body: { user: { bio: 'new bio', image: 'https://x.io/a.png' } } })).status).toBe(200)
+    expect(
+      (await w.app.request('PUT', '/api/user', { token: w.author.token, body: { user: { bio: 'new bio', image: 'https://x.io/a.png' } } }))
+        .status,
+    ).toBe(200)
     for (const who of [undefined, w.reader, w.other]) {
-      expect((await get(w, `/api/profiles/${w.author.username}`, who)).profile).toMatchObject({ bio: 'new bio', image: 'https://x.io/a.png' })
+      expect((await get(w, `/api/profiles/${w.author.username}`, who)).profile).toMatchObject({
+        bio: 'new bio',
+        image: 'https://x.io/a.png',
+      })
       expect((await get(w, `/api/articles/${w.slug}`, who)).article.author.bio).toBe('new bio')
       expect((await get(w, '/api/articles', who)).articles.find((a: { slug: string }) => a.slug === w.slug).author.bio).toBe('new bio')
       expect((await get(w, `/api/articles/${w.otherSlug}/comments`, who)).comments[0].author.bio).toBe('new bio')
@@ -123,7 +151,12 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     const w = await world()
     await w.app.request('POST', `/api/articles/${w.otherSlug}/favorite`, { token: w.author.token })
     const oldName = w.author.username
-    await warm(w, [`/api/articles?author=${oldName}`, `/api/articles?favorited=${oldName}`, `/api/articles?author=renamed1`, `/api/articles?favorited=renamed1`])
+    await warm(w, [
+      `/api/articles?author=${oldName}`,
+      `/api/articles?favorited=${oldName}`,
+      `/api/articles?author=renamed1`,
+      `/api/articles?favorited=renamed1`,
+    ])
     expect((await w.app.request('PUT', '/api/user', { token: w.author.token, body: { user: { username: 'renamed1' } } })).status).toBe(200)
     expect((await get(w, `/api/articles?author=${oldName}`)).articlesCount).toBe(0)
     expect((await get(w, `/api/articles?favorited=${oldName}`)).articlesCount).toBe(0)
@@ -134,7 +167,13 @@ describe('exact invalidation: a write, then every read it may affect, caches war
 
   test('a new article changes the newest-first list, its tags’ and author’s lists, the tag list and its author’s followers’ feeds only', async () => {
     const w = await world()
-    const paths = ['/api/articles', '/api/articles?tag=fresh', `/api/articles?author=${w.author.username}`, '/api/tags', '/api/articles?tag=bystander']
+    const paths = [
+      '/api/articles',
+      '/api/articles?tag=fresh',
+      `/api/articles?author=${w.author.username}`,
+      '/api/tags',
+      '/api/articles?tag=bystander',
+    ]
     await warm(w, paths)
     for (const who of [w.reader, w.other]) await get(w, '/api/articles/feed', who)
     await follow(w.app, w.other.token, w.reader.username)
@@ -155,7 +194,10 @@ describe('exact invalidation: a write, then every read it may affect, caches war
   test('an edit changes the article, and the lists of the tags it gains or loses', async () => {
     const w = await world()
     await warm(w, [`/api/articles/${w.slug}`, '/api/articles?tag=watched', '/api/articles?tag=gained', '/api/tags', '/api/articles'])
-    const res = await w.app.request('PUT', `/api/articles/${w.slug}`, { token: w.author.token, body: { article: { body: 'edited', tagList: ['gained'] } } })
+    const res = await w.app.request('PUT', `/api/articles/${w.slug}`, {
+      token: w.author.token,
+      body: { article: { body: 'edited', tagList: ['gained'] } },
+    })
     expect(res.status).toBe(200)
     for (const who of [undefined, w.reader]) {
       expect((await get(w, `/api/articles/${w.slug}`, who)).article).toMatchObject({ body: 'edited', tagList: ['gained'] })
@@ -181,7 +223,12 @@ describe('exact invalidation: a write, then every read it may affect, caches war
   test('a deletion removes the article from every list and its comments', async () => {
     const w = await world()
     await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.other.token })
-    const paths = ['/api/articles', `/api/articles?favorited=${w.other.username}`, '/api/articles?tag=watched', `/api/articles/${w.slug}/comments`]
+    const paths = [
+      '/api/articles',
+      `/api/articles?favorited=${w.other.username}`,
+      '/api/articles?tag=watched',
+      `/api/articles/${w.slug}/comments`,
+    ]
     await warm(w, paths)
     await get(w, '/api/articles/feed', w.reader)
     expect((await w.app.request('DELETE', `/api/articles/${w.slug}`, { token: w.author.token })).status).toBe(204)
@@ -201,7 +248,12 @@ describe('exact invalidation: a write, then every read it may affect, caches war
  * no one else ever sees their flags.
  */
 describe('signed-in readers share the anonymous answer only while none of their flags shows', () => {
-  const shared = (w: World) => ['/api/articles', `/api/articles/${w.slug}`, `/api/articles/${w.slug}/comments`, `/api/profiles/${w.author.username}`]
+  const shared = (w: World) => [
+    '/api/articles',
+    `/api/articles/${w.slug}`,
+    `/api/articles/${w.slug}/comments`,
+    `/api/profiles/${w.author.username}`,
+  ]
 
   test('a reader with no flag on a page keeps no answer of their own; one whose flag shows does', async () => {
     const w = await world()
@@ -235,7 +287,7 @@ describe('signed-in readers share the anonymous answer only while none of their 
     expect(await favorited()).toEqual([false, false])
     expect((await w.app.request('DELETE', `/api/articles/${w.slug}/favorite`, { token: w.other.token })).status).toBe(200)
     for (const who of [undefined, w.reader, w.other]) expect(await favorited(who)).toEqual([false, false])
-    expect((await get(w, `/api/articles/${w.slug}`, w.other))).toEqual(await get(w, `/api/articles/${w.slug}`))
+    expect(await get(w, `/api/articles/${w.slug}`, w.other)).toEqual(await get(w, `/api/articles/${w.slug}`))
   })
 
   test('a follow, then every shared answer it shows on, caches warm; and back', async () => {
@@ -276,11 +328,27 @@ describe('signed-in readers share the anonymous answer only while none of their 
 describe('the newest-first window: a write, then every page of the list, caches warm', () => {
   test('a new article and a deletion shift every page, inside, across and past the window', async () => {
     const app = await conduitApp()
-    await seedDatabase(app.store.bulk, { users: 20, articles: NEWEST_WINDOW + 150, tags: 10, follows: 2, favoritesPerArticle: 0.2, commentsPerArticle: 0, seed: 4, passwordHash: 'x' })
+    await seedDatabase(app.store.bulk, {
+      users: 20,
+      articles: NEWEST_WINDOW + 150,
+      tags: 10,
+      follows: 2,
+      favoritesPerArticle: 0.2,
+      commentsPerArticle: 0,
+      seed: 4,
+      passwordHash: 'x',
+    })
     const [writer] = await registerUsers(app, 1)
     const pages = [
-      [20, 0], [20, 20], [10, 500], [20, NEWEST_WINDOW - 20], [5, NEWEST_WINDOW - 5], [20, NEWEST_WINDOW - 10],
-      [20, NEWEST_WINDOW], [20, NEWEST_WINDOW + 140], [20, NEWEST_WINDOW + 160],
+      [20, 0],
+      [20, 20],
+      [10, 500],
+      [20, NEWEST_WINDOW - 20],
+      [5, NEWEST_WINDOW - 5],
+      [20, NEWEST_WINDOW - 10],
+      [20, NEWEST_WINDOW],
+      [20, NEWEST_WINDOW + 140],
+      [20, NEWEST_WINDOW + 160],
     ]
     const url = ([limit, offset]: number[]) => `/api/articles?limit=${limit}&offset=${offset}`
     const read = async (p: number[], token?: string) => {
@@ -290,7 +358,9 @@ describe('the newest-first window: a write, then every page of the list, caches 
     }
     // the database's own order, read past every cache
     const truth = async ([limit, offset]: number[]) => ({
-      slugs: (await app.db.all<{ slug: string }>('SELECT slug FROM articles ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?', limit, offset)).map((r) => r.slug),
+      slugs: (
+        await app.db.all<{ slug: string }>('SELECT slug FROM articles ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?', limit, offset)
+      ).map((r) => r.slug),
       count: await app.db.count('SELECT count(*) FROM articles'),
     })
     const check = async () => {

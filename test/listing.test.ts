@@ -65,7 +65,10 @@ describe('GET /api/articles', () => {
     const slugs = await createArticles(app, jake.token, 7)
     const pages = []
     for (const offset of [0, 3, 6]) {
-      const res = await listArticles(app, [['limit', 3], ['offset', offset]])
+      const res = await listArticles(app, [
+        ['limit', 3],
+        ['offset', offset],
+      ])
       expect(res.status).toBe(200)
       expect(res.body.articlesCount).toBe(7)
       pages.push(slugsOf(res))
@@ -108,7 +111,10 @@ describe('GET /api/articles', () => {
 
   test('reports a bad limit and a bad offset at once', async () => {
     const app = await conduitApp()
-    const res = await listArticles(app, [['limit', '-5'], ['offset', 'x']])
+    const res = await listArticles(app, [
+      ['limit', '-5'],
+      ['offset', 'x'],
+    ])
     expect(res.status).toBe(422)
     expect(Object.keys(res.body.errors).sort()).toEqual(['limit', 'offset'])
   })
@@ -118,7 +124,10 @@ describe('GET /api/articles', () => {
     const jake = await registerUser(app)
     const created = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        app.request('POST', '/api/articles', { token: jake.token, body: { article: { title: `Burst ${i}`, description: 'd', body: 'b' } } }),
+        app.request('POST', '/api/articles', {
+          token: jake.token,
+          body: { article: { title: `Burst ${i}`, description: 'd', body: 'b' } },
+        }),
       ),
     )
     const byId = (await app.db.all<{ slug: string }>('SELECT slug FROM articles ORDER BY id DESC')).map((r) => r.slug)
@@ -132,7 +141,10 @@ describe('GET /api/articles', () => {
       const jake = await registerUser(app)
       const dragons = await createArticles(app, jake.token, 5, ['dragons'])
       await createArticles(app, jake.token, 2, ['training'])
-      const res = await listArticles(app, [['tag', 'dragons'], ['limit', 2]])
+      const res = await listArticles(app, [
+        ['tag', 'dragons'],
+        ['limit', 2],
+      ])
       expect(res.status).toBe(200)
       expect(res.body.articlesCount).toBe(5)
       expect(slugsOf(res)).toEqual(newestFirst(dragons).slice(0, 2))
@@ -145,11 +157,19 @@ describe('GET /api/articles', () => {
       const both = await createArticle(app, jake.token, { tagList: ['a', 'b'] })
       const b = await createArticle(app, jake.token, { tagList: ['b'] })
       await createArticle(app, jake.token, { tagList: ['c'] })
-      const res = await listArticles(app, [['tag', 'a'], ['tag', 'b']])
+      const res = await listArticles(app, [
+        ['tag', 'a'],
+        ['tag', 'b'],
+      ])
       expect(res.status).toBe(200)
       expect(slugsOf(res)).toEqual([b.slug, both.slug, a.slug])
       expect(res.body.articlesCount).toBe(3)
-      const paged = await listArticles(app, [['tag', 'a'], ['tag', 'b'], ['limit', 1], ['offset', 1]])
+      const paged = await listArticles(app, [
+        ['tag', 'a'],
+        ['tag', 'b'],
+        ['limit', 1],
+        ['offset', 1],
+      ])
       expect(paged.body).toMatchObject({ articlesCount: 3, articles: [{ slug: both.slug }] })
     })
 
@@ -165,7 +185,10 @@ describe('GET /api/articles', () => {
       expect(one.body.articlesCount).toBe(2)
       expect(one.body.articles.every((a: { author: { username: string } }) => a.author.username === jake!.username)).toBe(true)
 
-      const two = await listArticles(app, [['author', jake!.username], ['author', jane!.username]])
+      const two = await listArticles(app, [
+        ['author', jake!.username],
+        ['author', jane!.username],
+      ])
       expect(slugsOf(two)).toEqual(newestFirst([...byJake, ...byJane]))
       expect(two.body.articlesCount).toBe(4)
     })
@@ -183,7 +206,10 @@ describe('GET /api/articles', () => {
       expect(slugsOf(one)).toEqual([s2!, s1!])
       expect(one.body.articlesCount).toBe(2)
 
-      const both = await listArticles(app, [['favorited', fan1!.username], ['favorited', fan2!.username]])
+      const both = await listArticles(app, [
+        ['favorited', fan1!.username],
+        ['favorited', fan2!.username],
+      ])
       expect(slugsOf(both)).toEqual([s3!, s2!, s1!])
       expect(both.body.articlesCount).toBe(3)
       expect(slugsOf(both)).not.toContain(s4!)
@@ -198,13 +224,23 @@ describe('GET /api/articles', () => {
       await favorite(app, fan!.token, jakeDragons.slug)
       await favorite(app, fan!.token, jakeOther.slug)
 
-      const tagAndAuthor = await listArticles(app, [['tag', 'dragons'], ['author', jake!.username]])
+      const tagAndAuthor = await listArticles(app, [
+        ['tag', 'dragons'],
+        ['author', jake!.username],
+      ])
       expect(tagAndAuthor.body).toMatchObject({ articlesCount: 1, articles: [{ slug: jakeDragons.slug }] })
 
-      const tagAndFavorited = await listArticles(app, [['tag', 'dragons'], ['favorited', fan!.username]])
+      const tagAndFavorited = await listArticles(app, [
+        ['tag', 'dragons'],
+        ['favorited', fan!.username],
+      ])
       expect(tagAndFavorited.body).toMatchObject({ articlesCount: 1, articles: [{ slug: jakeDragons.slug }] })
 
-      const anyTagAndAuthor = await listArticles(app, [['tag', 'dragons'], ['tag', 'other'], ['author', jake!.username]])
+      const anyTagAndAuthor = await listArticles(app, [
+        ['tag', 'dragons'],
+        ['tag', 'other'],
+        ['author', jake!.username],
+      ])
       expect(slugsOf(anyTagAndAuthor)).toEqual([jakeOther.slug, jakeDragons.slug])
       expect(anyTagAndAuthor.body.articlesCount).toBe(2)
 
@@ -219,7 +255,10 @@ describe('GET /api/articles', () => {
       const tagOnly = await listArticles(app, [['tag', 'dragons']])
       expect(slugsOf(tagOnly)).toEqual([janeDragons.slug, jakeDragons.slug])
 
-      const nothing = await listArticles(app, [['author', jane!.username], ['favorited', fan!.username]])
+      const nothing = await listArticles(app, [
+        ['author', jane!.username],
+        ['favorited', fan!.username],
+      ])
       expect(nothing.body).toEqual({ articles: [], articlesCount: 0 })
     })
 
@@ -234,7 +273,10 @@ describe('GET /api/articles', () => {
       const app = await conduitApp()
       const jake = await registerUser(app)
       await createArticle(app, jake.token, { tagList: ['real'] })
-      const res = await listArticles(app, values.map((v) => [key, v] as [string, string]))
+      const res = await listArticles(
+        app,
+        values.map((v) => [key, v] as [string, string]),
+      )
       expect(res.status).toBe(200)
       expect(res.body).toEqual({ articles: [], articlesCount: 0 })
     })
@@ -243,9 +285,15 @@ describe('GET /api/articles', () => {
       const app = await conduitApp()
       const jake = await registerUser(app)
       const { slug } = await createArticle(app, jake.token, { tagList: ['real'] })
-      const byTag = await listArticles(app, [['tag', 'nope'], ['tag', 'real']])
+      const byTag = await listArticles(app, [
+        ['tag', 'nope'],
+        ['tag', 'real'],
+      ])
       expect(byTag.body).toMatchObject({ articlesCount: 1, articles: [{ slug }] })
-      const byAuthor = await listArticles(app, [['author', 'nobody'], ['author', jake.username]])
+      const byAuthor = await listArticles(app, [
+        ['author', 'nobody'],
+        ['author', jake.username],
+      ])
       expect(byAuthor.body).toMatchObject({ articlesCount: 1, articles: [{ slug }] })
     })
 
@@ -263,7 +311,12 @@ describe('GET /api/articles', () => {
       const [jake, jane] = await registerUsers(app, 2)
       await createArticles(app, jake!.token, 4)
       await createArticles(app, jane!.token, 3)
-      const res = await listArticles(app, [['author', jake!.username], ['author', jane!.username], ['limit', 2], ['offset', 1]])
+      const res = await listArticles(app, [
+        ['author', jake!.username],
+        ['author', jane!.username],
+        ['limit', 2],
+        ['offset', 1],
+      ])
       expect(slugsOf(res)).toHaveLength(2)
       expect(res.body.articlesCount).toBe(7)
     })
@@ -317,7 +370,9 @@ describe('GET /api/articles', () => {
     await favorite(app, jane!.token, slug)
     for (const res of await read()) expect(res.body.articles[1]).toMatchObject({ slug, favoritesCount: 1 })
 
-    expect((await app.request('PUT', `/api/articles/${slug}`, { token: jake!.token, body: { article: { description: 'Changed' } } })).status).toBe(200)
+    expect(
+      (await app.request('PUT', `/api/articles/${slug}`, { token: jake!.token, body: { article: { description: 'Changed' } } })).status,
+    ).toBe(200)
     for (const res of await read()) expect(res.body.articles[1]).toMatchObject({ slug, description: 'Changed' })
 
     const bio = await app.request('PUT', '/api/user', { token: jake!.token, body: { user: { bio: 'Writer' } } })
@@ -366,7 +421,15 @@ describe('GET /api/articles/feed', () => {
     const [reader, jake] = await registerUsers(app, 2)
     const slugs = await createArticles(app, jake!.token, 5)
     await follow(app, reader!.token, jake!.username)
-    const feed = (limit: number, offset: number) => listArticles(app, [['limit', limit], ['offset', offset]], { token: reader!.token, feed: true })
+    const feed = (limit: number, offset: number) =>
+      listArticles(
+        app,
+        [
+          ['limit', limit],
+          ['offset', offset],
+        ],
+        { token: reader!.token, feed: true },
+      )
 
     const first = await feed(2, 0)
     const second = await feed(2, 2)

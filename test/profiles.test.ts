@@ -126,7 +126,7 @@ describe('POST /api/profiles/:username/follow', () => {
     expect(res.body).toEqual({ profile: { username: jake.username, bio: null, image: null, following: true } })
   })
 
-  test('answers the followed user\'s bio and image', async () => {
+  test("answers the followed user's bio and image", async () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
@@ -213,7 +213,7 @@ describe('POST /api/profiles/:username/follow', () => {
     expect(res.body.profile.following).toBe(true)
   })
 
-  test('lists the followed user\'s articles in the follower\'s feed', async () => {
+  test("lists the followed user's articles in the follower's feed", async () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
@@ -264,7 +264,7 @@ describe('DELETE /api/profiles/:username/follow', () => {
     expect(res.body.profile.following).toBe(false)
   })
 
-  test('removes only the caller\'s follow', async () => {
+  test("removes only the caller's follow", async () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)

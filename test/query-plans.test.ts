@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { Database } from 'bun:sqlite'
 import { createApp } from '../src/app.ts'
-import { CLAUSES, FEED_NEWEST_OF_AUTHOR, FEED_WALK, genericPlan, MULTI, SINGLE } from '../src/articles/list-sqlite.ts'
+import { type CLAUSES, FEED_NEWEST_OF_AUTHOR, FEED_WALK, genericPlan, MULTI, SINGLE } from '../src/articles/list-sqlite.ts'
 import { PG_FEED, PG_MULTI, PG_SINGLE, pgGeneric } from '../src/articles/list-postgres.ts'
 import { PG_ARTICLE_READS } from '../src/articles/postgres.ts'
 import { SQLITE_ARTICLE_READS } from '../src/articles/sqlite.ts'
@@ -30,7 +30,14 @@ import { createArticle } from './support/fixtures.ts'
  * whatever its size (no N+1).
  */
 type Filter = keyof typeof CLAUSES
-const COMBINATIONS: Filter[][] = [['tag'], ['author'], ['favorited'], ['tag', 'author'], ['tag', 'favorited'], ['tag', 'author', 'favorited']]
+const COMBINATIONS: Filter[][] = [
+  ['tag'],
+  ['author'],
+  ['favorited'],
+  ['tag', 'author'],
+  ['tag', 'favorited'],
+  ['tag', 'author', 'favorited'],
+]
 
 // ------------------------------------------------------------------ SQLite
 
@@ -38,13 +45,25 @@ const COMBINATIONS: Filter[][] = [['tag'], ['author'], ['favorited'], ['tag', 'a
 async function sqliteSeeded(analyze: boolean): Promise<Database> {
   const db = openDatabase(':memory:')
   migrate(db)
-  await seedDatabase(sqliteBulk(db), { users: 60, articles: 3000, tags: 40, follows: 5, favoritesPerArticle: 1, commentsPerArticle: 0.5, seed: 11, passwordHash: 'x' })
+  await seedDatabase(sqliteBulk(db), {
+    users: 60,
+    articles: 3000,
+    tags: 40,
+    follows: 5,
+    favoritesPerArticle: 1,
+    commentsPerArticle: 0.5,
+    seed: 11,
+    passwordHash: 'x',
+  })
   if (!analyze) db.run('DELETE FROM sqlite_stat1')
   return db
 }
 
 const sqlitePlan = (db: Database, sql: string): string[] =>
-  db.query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${sql}`).all().map((r) => r.detail)
+  db
+    .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${sql}`)
+    .all()
+    .map((r) => r.detail)
 /** Steps that read a whole table or index: every `SCAN` but those of json_each and constant rows. */
 const fullScans = (steps: string[]) => steps.filter((s) => /^SCAN /.test(s) && !/VIRTUAL TABLE|CONSTANT ROW/.test(s))
 
@@ -61,7 +80,11 @@ describe.skipIf(onPostgres).each([
     }
     for (const key of ['tag', 'author', 'favorited'] as const) {
       const steps = sqlitePlan(db, SINGLE[key].ids)
-      expect({ key, fullScans: fullScans(steps), sorts: steps.filter((s) => s.includes('TEMP B-TREE')) }).toEqual({ key, fullScans: [], sorts: [] })
+      expect({ key, fullScans: fullScans(steps), sorts: steps.filter((s) => s.includes('TEMP B-TREE')) }).toEqual({
+        key,
+        fullScans: [],
+        sorts: [],
+      })
       expect(steps).toContain(expected[key])
     }
     for (const key of ['none', 'tag', 'author', 'favorited', 'feed'] as const) {
@@ -78,7 +101,8 @@ describe.skipIf(onPostgres).each([
   test('several values of one filter and several filters look every value up through an index', async () => {
     const db = await sqliteSeeded(analyze)
     for (const key of ['tag', 'author', 'favorited'] as const) {
-      for (const sql of [MULTI[key].ids, MULTI[key].count]) expect({ key, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ key, fullScans: [] })
+      for (const sql of [MULTI[key].ids, MULTI[key].count])
+        expect({ key, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ key, fullScans: [] })
     }
     for (const present of COMBINATIONS) {
       const g = genericPlan(present)
@@ -163,12 +187,15 @@ async function pgPlan(sql: SQL, text: string, params: unknown[]): Promise<PgNode
   return nodes(plan)
 }
 const BIG = new Set(['articles', 'article_tags', 'favorites', 'users', 'comments', 'follows', 'changes'])
-const seqScans = (ns: PgNode[]) => ns.filter((n) => n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')).map((n) => n['Relation Name'])
+const seqScans = (ns: PgNode[]) =>
+  ns.filter((n) => n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')).map((n) => n['Relation Name'])
 const indexes = (ns: PgNode[]) => ns.map((n) => n['Index Name']).filter(Boolean)
 
-describe.skipIf(!onPostgres).each([[1000], [5000]])('PostgreSQL query plans (EXPLAIN on a seeded, analyzed database of %i users)', (users) => {
-  test('every list page, single or several values, filters and the feed, reads through indexes', async () => {
-    const sql = await pgSeeded(users)
+describe.skipIf(!onPostgres).each([[1000], [5000]])(
+  'PostgreSQL query plans (EXPLAIN on a seeded, analyzed database of %i users)',
+  (users) => {
+    test('every list page, single or several values, filters and the feed, reads through indexes', async () => {
+      const sql = await pgSeeded(users)
       const cases: [string, string, unknown[], string[]][] = [
         ['none', PG_SINGLE.none, [20, 0], ['articles_recent']],
         ['tag', PG_SINGLE.tag, [20, 0, 'tag3'], ['article_tags_pkey']],
@@ -187,10 +214,10 @@ describe.skipIf(!onPostgres).each([[1000], [5000]])('PostgreSQL query plans (EXP
         expect({ name, seqScans: seqScans(ns) }).toEqual({ name, seqScans: [] })
         for (const index of expected) expect({ name, indexes: indexes(ns) }).toEqual({ name, indexes: expect.arrayContaining([index]) })
       }
-  }, 60_000)
+    }, 60_000)
 
-  test('items, articles, comments, tags, profiles and a viewer’s relations are read by key', async () => {
-    const sql = await pgSeeded(users)
+    test('items, articles, comments, tags, profiles and a viewer’s relations are read by key', async () => {
+      const sql = await pgSeeded(users)
       const cases: [string, string, unknown[]][] = [
         // a page's worth of ids, spread over the table
         ['items', PG_ARTICLE_READS.items, [Array.from({ length: 20 }, (_, i) => 1 + i * 997)]],
@@ -218,8 +245,9 @@ describe.skipIf(!onPostgres).each([[1000], [5000]])('PostgreSQL query plans (EXP
       await sql.unsafe('DEALLOCATE changes_since; RESET plan_cache_mode')
       await sql.close()
       seededPg.delete(users)
-  }, 60_000)
-})
+    }, 60_000)
+  },
+)
 
 // ------------------------------------------------------------------ the cost of a page
 
@@ -302,16 +330,25 @@ describe('the cost of a page in statements (no N+1)', () => {
       const config = testConfig({ passwordHash: { memoryCost: 256, timeCost: 1 } })
       const setup = await createApp({ store, config })
       const reg = async (username: string) =>
-        (await send(setup, 'POST', '/api/users', { body: { user: { username, email: `${username}@x.io`, password: 'password123' } } })).body.user.token as string
+        (await send(setup, 'POST', '/api/users', { body: { user: { username, email: `${username}@x.io`, password: 'password123' } } })).body
+          .user.token as string
       const writers = await Promise.all(['w1', 'w2', 'w3'].map(reg))
       for (let i = 0; i < 120; i++) {
-        const res = await send(setup, 'POST', '/api/articles', { token: writers[i % 3]!, body: { article: { title: `T ${i}`, description: 'd', body: 'b', tagList: ['x'] } } })
+        const res = await send(setup, 'POST', '/api/articles', {
+          token: writers[i % 3]!,
+          body: { article: { title: `T ${i}`, description: 'd', body: 'b', tagList: ['x'] } },
+        })
         expect(res.status).toBe(201)
       }
       const reader = await reg('reader')
       for (const w of ['w1', 'w2']) expect((await send(setup, 'POST', `/api/profiles/${w}/follow`, { token: reader })).status).toBe(200)
       const statements: Record<string, number> = {}
-      for (const path of ['/api/articles?limit=5', '/api/articles?limit=100&offset=5', '/api/articles/feed?limit=5', '/api/articles/feed?limit=50&offset=5']) {
+      for (const path of [
+        '/api/articles?limit=5',
+        '/api/articles?limit=100&offset=5',
+        '/api/articles/feed?limit=5',
+        '/api/articles/feed?limit=50&offset=5',
+      ]) {
         // a new app: cold caches (the token costs one read of its user)
         const app = await createApp({ store, config })
         expect((await send(app, 'GET', '/api/user', { token: reader })).status).toBe(200)

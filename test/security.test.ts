@@ -24,7 +24,9 @@ const cheap = { passwordHash: { memoryCost: 256, timeCost: 1 } }
 describe('the login throttle', () => {
   test('refuses a login email over 254 characters with a 422, before any password or throttle work', async () => {
     const app = await testApp(cheap)
-    const res = await app.request('POST', '/api/users/login', { body: { user: { email: `${'a'.repeat(250)}@x.io`, password: 'whatever1' } } })
+    const res = await app.request('POST', '/api/users/login', {
+      body: { user: { email: `${'a'.repeat(250)}@x.io`, password: 'whatever1' } },
+    })
     expect(res.status).toBe(422)
     expect(res.body).toEqual({ errors: { email: ['is too long (maximum is 254 characters)'] } })
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(0)
@@ -33,7 +35,9 @@ describe('the login throttle', () => {
   test('keeps fixed-size digests, never the email or the address', async () => {
     const app = await testApp(cheap)
     for (const local of ['a', 'b'.repeat(60), 'c'.repeat(200)]) {
-      const res = await app.request('POST', '/api/users/login', { body: { user: { email: `${local}@example.com`, password: 'wrong-password' } } })
+      const res = await app.request('POST', '/api/users/login', {
+        body: { user: { email: `${local}@example.com`, password: 'wrong-password' } },
+      })
       expect(res.status).toBe(401)
     }
     const keys = (await app.db.all<{ key: string }>('SELECT key FROM throttle')).map((r) => r.key)
@@ -89,7 +93,14 @@ function postFrom(localAddress: string, port: number, path: string, body: unknow
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body)
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        localAddress,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+      },
       (res) => {
         let text = ''
         res.on('data', (c) => (text += c))
@@ -164,10 +175,16 @@ describe('list filters', () => {
     const values = (key: string, n: number) => Array.from({ length: n }, (_, i) => `${key}=v${i}`).join('&')
     const ok = await app.request('GET', `/api/articles?${values('tag', MAX_FILTER_VALUES)}`)
     expect(ok.status).toBe(200)
-    const tooMany = await app.request('GET', `/api/articles?${values('tag', MAX_FILTER_VALUES + 1)}&${values('author', MAX_FILTER_VALUES + 1)}`)
+    const tooMany = await app.request(
+      'GET',
+      `/api/articles?${values('tag', MAX_FILTER_VALUES + 1)}&${values('author', MAX_FILTER_VALUES + 1)}`,
+    )
     expect(tooMany.status).toBe(422)
     expect(tooMany.body).toEqual({
-      errors: { tag: [`has too many values (maximum is ${MAX_FILTER_VALUES})`], author: [`has too many values (maximum is ${MAX_FILTER_VALUES})`] },
+      errors: {
+        tag: [`has too many values (maximum is ${MAX_FILTER_VALUES})`],
+        author: [`has too many values (maximum is ${MAX_FILTER_VALUES})`],
+      },
     })
   })
 })
@@ -222,7 +239,9 @@ describe('the Host header', () => {
 
 describe('usernames', () => {
   const register = async (app: Awaited<ReturnType<typeof testApp>>, username: string) =>
-    app.request('POST', '/api/users', { body: { user: { username, email: `${Math.random().toString(36).slice(2)}@example.com`, password: 'password123' } } })
+    app.request('POST', '/api/users', {
+      body: { user: { username, email: `${Math.random().toString(36).slice(2)}@example.com`, password: 'password123' } },
+    })
 
   test('look-alikes of a taken name are refused: other spellings of the same NFKC form, full-width letters, ASCII case', async () => {
     const app = await testApp(cheap)
@@ -231,7 +250,11 @@ describe('usernames', () => {
     // (only ASCII letters fold case: "CAFÉ" and "café" differ in a non-ASCII letter, as the contract says)
     for (const name of ['ａｌｉｃｅ', 'ALICE', 'Alice', 'cafe\u0301', 'CAFe\u0301', 'ｃａｆé']) {
       const res = await register(app, name)
-      expect({ name, status: res.status, body: res.body }).toEqual({ name, status: 422, body: { errors: { username: ['has already been taken'] } } })
+      expect({ name, status: res.status, body: res.body }).toEqual({
+        name,
+        status: 422,
+        body: { errors: { username: ['has already been taken'] } },
+      })
     }
   })
 
@@ -273,11 +296,18 @@ describe('registration', () => {
   test('is throttled per client address, while a taken email still answers the contract’s 422', async () => {
     const app = await testApp({ ...cheap, registrationThrottle: { enabled: true, perAddress: 3, windowSeconds: 60 } })
     const first = await registerUser(app)
-    const taken = await app.request('POST', '/api/users', { body: { user: { username: 'other', email: first.email, password: 'password123' } } })
+    const taken = await app.request('POST', '/api/users', {
+      body: { user: { username: 'other', email: first.email, password: 'password123' } },
+    })
     expect(taken.status).toBe(422)
     expect(taken.body).toEqual({ errors: { email: ['has already been taken'] } })
-    expect((await app.request('POST', '/api/users', { body: { user: { username: 'third', email: 't@example.com', password: 'password123' } } })).status).toBe(201)
-    const refused = await app.request('POST', '/api/users', { body: { user: { username: 'fourth', email: 'f@example.com', password: 'password123' } } })
+    expect(
+      (await app.request('POST', '/api/users', { body: { user: { username: 'third', email: 't@example.com', password: 'password123' } } }))
+        .status,
+    ).toBe(201)
+    const refused = await app.request('POST', '/api/users', {
+      body: { user: { username: 'fourth', email: 'f@example.com', password: 'password123' } },
+    })
     expect(refused.status).toBe(429)
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(refused.body).toEqual({ errors: { registration: ['too many attempts from this address; try again later'] } })
@@ -303,13 +333,17 @@ describe('ids', () => {
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
     const add = async (body: string) =>
-      (await app.request('POST', `/api/articles/${slug}/comments`, { token: jake.token, body: { comment: { body } } })).body.comment.id as number
+      (await app.request('POST', `/api/articles/${slug}/comments`, { token: jake.token, body: { comment: { body } } })).body.comment
+        .id as number
     await add('first')
     const newest = await add('second')
     expect((await app.request('DELETE', `/api/articles/${slug}/comments/${newest}`, { token: jake.token })).status).toBe(204)
     const next = await add('third')
     expect(next).toBeGreaterThan(newest)
-    const listed = (await app.request('GET', `/api/articles/${slug}/comments`)).body.comments.map((c: { id: number; body: string }) => [c.id, c.body])
+    const listed = (await app.request('GET', `/api/articles/${slug}/comments`)).body.comments.map((c: { id: number; body: string }) => [
+      c.id,
+      c.body,
+    ])
     expect(listed).toEqual([
       [newest - 1, 'first'],
       [next, 'third'],
@@ -321,7 +355,10 @@ describe('requests without a Host header (HTTP/1.0, as health checkers send them
   test('are answered for the path they name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-nohost-'))
     const database = await binaryDatabase()
-    const running = await serve(testConfig({ ...cheap, port: 0, host: '127.0.0.1', databasePath: join(dir, 'c.db'), databaseUrl: database.env.DATABASE_URL }), silentLogger)
+    const running = await serve(
+      testConfig({ ...cheap, port: 0, host: '127.0.0.1', databasePath: join(dir, 'c.db'), databaseUrl: database.env.DATABASE_URL }),
+      silentLogger,
+    )
     try {
       const port = Number(new URL(running.url).port)
       const raw = (request: string) =>

@@ -46,7 +46,9 @@ describe('conduit seed', () => {
     expect(await db.count(triggers)).toBe(onPostgres ? 3 : 6)
     // a write through the API after seeding keeps counting
     const before = await db.count("SELECT value FROM counters WHERE name = 'articles'")
-    await db.run("INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ('after', 't', 'd', 'b', 1, 1, 1)")
+    await db.run(
+      "INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ('after', 't', 'd', 'b', 1, 1, 1)",
+    )
     expect(await db.count("SELECT value FROM counters WHERE name = 'articles'")).toBe(before + 1)
   })
 

@@ -25,7 +25,16 @@ describe.skipIf(onPostgres)('the slow lane (SQLite)', () => {
     try {
       const db = openDatabase(path)
       migrate(db)
-      await seedDatabase(sqliteBulk(db), { users: 40, articles: INLINE_ROWS + 2_000, tags: 12, follows: 5, favoritesPerArticle: 0.5, commentsPerArticle: 0, seed: 5, passwordHash: 'x' })
+      await seedDatabase(sqliteBulk(db), {
+        users: 40,
+        articles: INLINE_ROWS + 2_000,
+        tags: 12,
+        follows: 5,
+        favoritesPerArticle: 0.5,
+        commentsPerArticle: 0,
+        seed: 5,
+        passwordHash: 'x',
+      })
       const withLane = await createApp({ store: sqliteStore(db, path), config: testConfig() })
       // the same database without a file name: everything inline
       const inline = await createApp({ store: sqliteStore(db, ':memory:'), config: testConfig() })

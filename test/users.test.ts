@@ -329,9 +329,7 @@ describe('POST /api/users (register)', () => {
   test('two simultaneous registrations of one email give exactly one 201', async () => {
     const app = await testApp()
     const email = `${unique()}@example.com`
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () => register(app, { username: unique(), email, password: SECRET })),
-    )
+    const results = await Promise.all(Array.from({ length: 5 }, () => register(app, { username: unique(), email, password: SECRET })))
     const statuses = results.map((r) => r.status).sort()
     expect(statuses).toEqual([201, 422, 422, 422, 422])
     for (const r of results.filter((r) => r.status === 422)) {
@@ -752,7 +750,7 @@ describe('PUT /api/user', () => {
     })
   })
 
-  test('accepts the caller\'s own email and username unchanged', async () => {
+  test("accepts the caller's own email and username unchanged", async () => {
     const app = await testApp()
     const user = await registerUser(app)
     const res = await update(app, user.token, { username: user.username, email: user.email })

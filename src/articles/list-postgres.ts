@@ -43,7 +43,8 @@ export const PG_MULTI = {
 const PG_CLAUSES: Record<keyof ListFilters, (param: string) => string> = {
   tag: (p) => `a.id IN (SELECT at.article_id FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = ANY (${p}::text[]))`,
   author: (p) => `a.author_id IN (SELECT id FROM users WHERE username_key = ANY (${p}::text[]))`,
-  favorited: (p) => `a.id IN (SELECT f.article_id FROM favorites f JOIN users u ON u.id = f.user_id WHERE u.username_key = ANY (${p}::text[]))`,
+  favorited: (p) =>
+    `a.id IN (SELECT f.article_id FROM favorites f JOIN users u ON u.id = f.user_id WHERE u.username_key = ANY (${p}::text[]))`,
 }
 /** $1 limit, $2 offset, then one array parameter per present filter, in `present` order. */
 export function pgGeneric(present: (keyof ListFilters)[]): string {

@@ -120,11 +120,11 @@ interface Planned {
 export function sqliteLists(db: Database) {
   // The page statements are a small fixed set (about 15 texts). bun:sqlite's
   // own cache keeps only the 20 most recent texts, so each is kept here.
-  const prepared = new Map<string, Statement<any, any>>()
+  const prepared = new Map<string, Statement<unknown, [Params]>>()
   const statement = <R>(sql: string): Statement<R, [Params]> => {
     let s = prepared.get(sql)
-    if (!s) prepared.set(sql, (s = db.query(sql)))
-    return s
+    if (!s) prepared.set(sql, (s = db.query<unknown, [Params]>(sql)))
+    return s as Statement<R, [Params]>
   }
   const count = (plan: Plan, params: Params) => statement<{ n: number }>(`SELECT (${plan.count}) AS n`).get(params)!.n
   // count and ids from one snapshot (another process may commit in between)
@@ -194,7 +194,10 @@ export function sqliteLists(db: Database) {
  * worker thread on its own connection, so no request holds the event loop
  * for long; every other page is read right here, synchronously.
  */
-export function sqliteListStore(db: Database, slowLane?: { page(f: ListFilters, p: Page): Promise<PageIds>; feed(v: number, p: Page): Promise<PageIds> }): ListStore {
+export function sqliteListStore(
+  db: Database,
+  slowLane?: { page(f: ListFilters, p: Page): Promise<PageIds>; feed(v: number, p: Page): Promise<PageIds> },
+): ListStore {
   const lists = sqliteLists(db)
   return {
     page(filters, page) {

@@ -1,4 +1,4 @@
-import type { Awaitable } from '../db/store.ts'
+import type { Awaitable } from '../db/types.ts'
 
 /** Filters of GET /api/articles: several values of one are ANY, different ones AND. */
 export interface ListFilters {

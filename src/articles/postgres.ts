@@ -53,7 +53,10 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
       // the first time this base is taken twice: past the suffixes already used
       const lo = `${base}-`
       const rows = await tx`SELECT slug FROM articles WHERE slug > ${lo} AND slug < ${`${base}.`}`
-      n = firstFreeSuffix(base, [...rows].map((r: { slug: string }) => r.slug))
+      n = firstFreeSuffix(
+        base,
+        [...rows].map((r: { slug: string }) => r.slug),
+      )
     }
     for (;;) {
       const [used] = await tx`SELECT 1 FROM articles WHERE slug = ${`${base}-${n}`}`
@@ -110,8 +113,7 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
         const [a] = await sql.unsafe(PG_ARTICLE_READS.bySlug, [slug])
         return (a as { id: number; author_id: number } | undefined) ?? null
       }),
-    items: (ids) =>
-      ids.length ? read(async () => [...(await sql.unsafe(PG_ARTICLE_READS.items, [[...ids]]))].map(row)) : [],
+    items: (ids) => (ids.length ? read(async () => [...(await sql.unsafe(PG_ARTICLE_READS.items, [[...ids]]))].map(row)) : []),
     full: (id) =>
       read(async () => {
         const [r] = await sql.unsafe(PG_ARTICLE_READS.full, [id])

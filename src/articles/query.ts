@@ -20,7 +20,11 @@ export function filtersOf(q: { tag?: string | string[]; author?: string | string
   }
   // a value with U+0000 names nothing that can be stored: it matches nothing, as '' does
   const named = (v: string) => (v.includes('\u0000') ? '' : v)
-  return { tag: f.tag.map(named), author: f.author.map((v) => usernameKey(named(v))), favorited: f.favorited.map((v) => usernameKey(named(v))) }
+  return {
+    tag: f.tag.map(named),
+    author: f.author.map((v) => usernameKey(named(v))),
+    favorited: f.favorited.map((v) => usernameKey(named(v))),
+  }
 }
 
 /** limit (clamped to 100) and offset, already validated as decimal integers. */

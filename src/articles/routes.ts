@@ -61,30 +61,36 @@ export function articleRoutes({ articles, reads, tokens, responses }: Deps) {
         },
       },
     )
-    .get('/articles/feed', async ({ query, viewer, set, request }) => rawJson(await responses.body(viewer, request.url, PAGE_PARAMS, (id) => reads.feed(page(query), id)), set), {
-      auth: true,
-      query: FeedQuery,
-      response: { 200: ArticleListResponse, 401: errors[401], 422: errors[422] },
-      detail: { summary: 'Feed: articles by followed users', tags, security: tokenAuth },
-    })
-    .post(
-      '/articles',
-      async ({ body, viewer, set }) => rawJson(writtenJson(await articles.create(viewer, body.article)), set, 201),
+    .get(
+      '/articles/feed',
+      async ({ query, viewer, set, request }) =>
+        rawJson(await responses.body(viewer, request.url, PAGE_PARAMS, (id) => reads.feed(page(query), id)), set),
       {
         auth: true,
-        transform: ({ body }) => normalizeArticleBody(body),
-        ...jsonBody,
-        body: NewArticleBody,
-        response: { 201: ArticleResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
-        detail: { summary: 'Create an article', tags, security: tokenAuth },
+        query: FeedQuery,
+        response: { 200: ArticleListResponse, 401: errors[401], 422: errors[422] },
+        detail: { summary: 'Feed: articles by followed users', tags, security: tokenAuth },
       },
     )
-    .get('/articles/:slug', async ({ params, viewer, set, request }) => rawJson(await responses.body(viewer, request.url, NO_PARAMS, (id) => reads.article(params.slug, id)), set), {
-      optionalAuth: true,
-      params: SlugParams,
-      response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },
-      detail: { summary: 'Get an article', tags, security: [{}, ...tokenAuth] },
+    .post('/articles', async ({ body, viewer, set }) => rawJson(writtenJson(await articles.create(viewer, body.article)), set, 201), {
+      auth: true,
+      transform: ({ body }) => normalizeArticleBody(body),
+      ...jsonBody,
+      body: NewArticleBody,
+      response: { 201: ArticleResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
+      detail: { summary: 'Create an article', tags, security: tokenAuth },
     })
+    .get(
+      '/articles/:slug',
+      async ({ params, viewer, set, request }) =>
+        rawJson(await responses.body(viewer, request.url, NO_PARAMS, (id) => reads.article(params.slug, id)), set),
+      {
+        optionalAuth: true,
+        params: SlugParams,
+        response: { 200: ArticleResponse, 401: errors[401], 404: errors[404] },
+        detail: { summary: 'Get an article', tags, security: [{}, ...tokenAuth] },
+      },
+    )
     .put(
       '/articles/:slug',
       async ({ params, body, viewer, set }) => rawJson(writtenJson(await articles.update(viewer, params.slug, body.article)), set),
@@ -112,7 +118,12 @@ export function articleRoutes({ articles, reads, tokens, responses }: Deps) {
       {
         auth: true,
         params: SlugParams,
-        response: { 204: t.Void({ description: 'Deleted, with its comments, favorites and tag links' }), 401: errors[401], 403: errors[403], 404: errors[404] },
+        response: {
+          204: t.Void({ description: 'Deleted, with its comments, favorites and tag links' }),
+          401: errors[401],
+          403: errors[403],
+          404: errors[404],
+        },
         detail: { summary: 'Delete an article (author only)', tags, security: tokenAuth },
       },
     )

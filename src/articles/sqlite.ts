@@ -23,8 +23,7 @@ export const SQLITE_ARTICLE_READS = {
   // spends ~4.5 µs more per execution on a statement that joins a second table than on the same
   // lookups as subqueries (measured: this read 25 -> 6.5 µs; docs/PERFORMANCE.md). A page of
   // items (20 rows) keeps the join: there the subqueries' per-row lookups cost more.
-  full: `SELECT ${articleColumns(true)
-    .replace('u.username, u.bio, u.image', AUTHOR_BY_SUBQUERY)} FROM articles a WHERE a.id = ?`,
+  full: `SELECT ${articleColumns(true).replace('u.username, u.bio, u.image', AUTHOR_BY_SUBQUERY)} FROM articles a WHERE a.id = ?`,
   bySlug: 'SELECT id, author_id FROM articles WHERE slug = ?',
 } as const
 
@@ -99,7 +98,12 @@ export function sqliteArticles(db: Database, changes: SqliteChanges): ArticleSto
   const freeSlug = (title: string): string => {
     const base = slugify(title)
     if (!slugTaken.get(base)) return base
-    let n = counter.get(base)?.next ?? firstFreeSuffix(base, suffixed.all({ lo: `${base}-`, hi: `${base}.` }).map((r) => r.slug))
+    let n =
+      counter.get(base)?.next ??
+      firstFreeSuffix(
+        base,
+        suffixed.all({ lo: `${base}-`, hi: `${base}.` }).map((r) => r.slug),
+      )
     while (slugTaken.get(`${base}-${n}`)) n++
     setCounter.run(base, n + 1)
     return `${base}-${n}`

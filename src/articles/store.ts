@@ -1,4 +1,4 @@
-import type { Awaitable } from '../db/store.ts'
+import type { Awaitable } from '../db/types.ts'
 import type { ArticleChanges, NewArticle } from './schemas.ts'
 
 /** An article with its author, as every read of one returns it. */

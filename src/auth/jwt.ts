@@ -62,10 +62,5 @@ function isHs256Header(segment: string): boolean {
 function isClaims(c: unknown): c is Claims {
   if (c === null || typeof c !== 'object') return false
   const o = c as Record<string, unknown>
-  return (
-    Number.isSafeInteger(o.sub) &&
-    Number.isSafeInteger(o.ver) &&
-    typeof o.iat === 'number' &&
-    typeof o.exp === 'number'
-  )
+  return Number.isSafeInteger(o.sub) && Number.isSafeInteger(o.ver) && typeof o.iat === 'number' && typeof o.exp === 'number'
 }

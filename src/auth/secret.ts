@@ -8,8 +8,6 @@ import { randomBytes } from 'node:crypto'
  */
 export function signingSecret(db: Database, configured: string | undefined): string {
   if (configured) return configured
-  db.query("INSERT OR IGNORE INTO settings (key, value) VALUES ('jwt_secret', ?)").run(
-    randomBytes(48).toString('base64url'),
-  )
+  db.query("INSERT OR IGNORE INTO settings (key, value) VALUES ('jwt_secret', ?)").run(randomBytes(48).toString('base64url'))
   return (db.query("SELECT value FROM settings WHERE key = 'jwt_secret'").get() as { value: string }).value
 }

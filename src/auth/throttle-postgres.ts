@@ -24,7 +24,8 @@ export function postgresThrottle(sql: SQL): ThrottleStore {
         sql.begin(async (tx) => {
           await tx`DELETE FROM throttle WHERE reset_at <= ${now}`
           const [{ n }] = await tx`SELECT count(*)::int AS n FROM throttle`
-          if (n > maxRows) await tx.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT $1)`, [n - maxRows])
+          if (n > maxRows)
+            await tx.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT $1)`, [n - maxRows])
         }),
       ),
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Config } from '../config.ts'
-import type { Awaitable } from '../db/store.ts'
+import type { Awaitable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
 
 /** One window's state after a hit. */
@@ -87,7 +87,11 @@ export interface RegistrationGuard {
 }
 
 /** Registrations per client address and window (every attempt counts, taken email or not). */
-export function registrationThrottle(settings: Config['registrationThrottle'], store: ThrottleStore, now: () => number = Date.now): RegistrationGuard {
+export function registrationThrottle(
+  settings: Config['registrationThrottle'],
+  store: ThrottleStore,
+  now: () => number = Date.now,
+): RegistrationGuard {
   if (!settings.enabled) return { async attempt() {} }
   const windowMs = settings.windowSeconds * 1000
   return {

@@ -39,7 +39,12 @@ export function createCaches(versions: Versions, scale = 1) {
   const cache = <K extends string | number, V>(entries: number, mb: number, weigh?: (v: V) => number) =>
     new DepCache<K, V>(versions, Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, mb * MB * scale), weigh)
   const slab = (entries: number, mb: number, indexMb: number) =>
-    new SlabCache(versions, Math.round(mb * MB * scale), Math.max(16, Math.round(entries * scale)), Math.max(64 * 1024, indexMb * MB * scale))
+    new SlabCache(
+      versions,
+      Math.round(mb * MB * scale),
+      Math.max(16, Math.round(entries * scale)),
+      Math.max(64 * 1024, indexMb * MB * scale),
+    )
   return {
     versions,
     /** finished bodies of successful anonymous GETs, per URL, in one slab (12 MiB, and 4 for keys and dependency lists) */

@@ -25,9 +25,15 @@
 /** A key is a number: its kind times 2^32, plus an id, or plus a 32-bit hash of a name. */
 export type Key = number
 const KIND = 2 ** 32
-const id = (kind: number) => (n: number): Key => kind * KIND + n
+const id =
+  (kind: number) =>
+  (n: number): Key =>
+    kind * KIND + n
 // a hash collision only ever drops more than needed, never less
-const named = (kind: number) => (name: string): Key => kind * KIND + Bun.hash.crc32(name)
+const named =
+  (kind: number) =>
+  (name: string): Key =>
+    kind * KIND + Bun.hash.crc32(name)
 
 export const keys = {
   article: id(1),

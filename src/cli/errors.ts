@@ -14,7 +14,7 @@ import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { ConfigError } from '../config.ts'
 import { MigrationError } from '../db/migration-error.ts'
-import { DatabaseUnavailable } from '../db/store.ts'
+import { DatabaseUnavailable } from '../db/types.ts'
 
 export const EXIT_FAILURE = 1
 export const EXIT_USAGE = 2
@@ -71,7 +71,11 @@ export async function explain(error: unknown, context: FailureContext): Promise<
     return { line: `cannot use the PostgreSQL database ${context.databaseUrl}: ${reason(error as ErrorLike)}`, exitCode: EXIT_FAILURE }
   }
   if (error instanceof MigrationError) {
-    const where = context.databaseUrl ? `${context.databaseUrl}: ` : context.databasePath === undefined ? '' : `${resolve(context.databasePath)}: `
+    const where = context.databaseUrl
+      ? `${context.databaseUrl}: `
+      : context.databasePath === undefined
+        ? ''
+        : `${resolve(context.databasePath)}: `
     return { line: `${where}${oneLine(error.message)}`, exitCode: EXIT_USAGE }
   }
   const e = error as ErrorLike
@@ -103,7 +107,11 @@ export async function report(error: unknown, context: FailureContext, debug: boo
 
 // ------------------------------------------------------------- command line
 
-const PARSE_ARGS_CODES = new Set(['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'])
+const PARSE_ARGS_CODES = new Set([
+  'ERR_PARSE_ARGS_UNKNOWN_OPTION',
+  'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
+  'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL',
+])
 
 /**
  * node:util parseArgs's messages span lines and talk about its own syntax
@@ -193,7 +201,13 @@ async function listenFailure(e: ErrorLike, host: string, port: number): Promise<
 /** Whether a host name resolves; 'unknown' when the resolver does not answer within 2 s. */
 async function resolves(host: string): Promise<boolean | 'unknown'> {
   const timeout = new Promise<'unknown'>((done) => setTimeout(done, 2_000, 'unknown').unref())
-  return Promise.race([lookup(host).then(() => true, () => false), timeout])
+  return Promise.race([
+    lookup(host).then(
+      () => true,
+      () => false,
+    ),
+    timeout,
+  ])
 }
 
 // ---------------------------------------------------------------- database
@@ -210,7 +224,8 @@ export function databaseFailure(e: ErrorLike, path: string): string {
   const sqlite = oneLine(String(e.message ?? code))
   if (code.startsWith('SQLITE_CANTOPEN')) {
     const problem = fileProblem(file)
-    if (problem) return `cannot open the database ${file}: ${problem}; ${problem.endsWith('does not exist') ? 'create it or ' : ''}${DB_HINT}`
+    if (problem)
+      return `cannot open the database ${file}: ${problem}; ${problem.endsWith('does not exist') ? 'create it or ' : ''}${DB_HINT}`
     if (!existsSync(file)) {
       return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with --db or DATABASE_PATH`
     }

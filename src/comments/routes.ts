@@ -27,10 +27,10 @@ export function commentRoutes({ comments, reads, tokens, responses }: Deps) {
       async ({ params, viewer, set, request }) =>
         rawJson(await responses.body(viewer, request.url, NO_PARAMS, (id) => reads.list(params.slug, id)), set),
       {
-      optionalAuth: true,
-      params: SlugParams,
-      response: { 200: CommentListResponse, 401: errors[401], 404: errors[404] },
-      detail: { summary: "An article's comments", tags, security: [{}, ...tokenAuth] },
+        optionalAuth: true,
+        params: SlugParams,
+        response: { 200: CommentListResponse, 401: errors[401], 404: errors[404] },
+        detail: { summary: "An article's comments", tags, security: [{}, ...tokenAuth] },
       },
     )
     .post(
@@ -60,7 +60,7 @@ export function commentRoutes({ comments, reads, tokens, responses }: Deps) {
         response: { 204: t.Void({ description: 'Deleted' }), 401: errors[401], 403: errors[403], 404: errors[404] },
         detail: {
           summary: 'Delete a comment (its author or the article author)',
-          description: "A comment id that belongs to another article answers 404.",
+          description: 'A comment id that belongs to another article answers 404.',
           tags,
           security: tokenAuth,
         },

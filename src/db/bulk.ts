@@ -85,7 +85,11 @@ export function sqliteBulk(db: Database): BulkLoad {
         TABLE_NAMES.map((t) => [
           t,
           // settings are replaced (a copy brings the source's signing secret), link rows deduplicated
-          db.prepare(`INSERT OR ${t === 'settings' ? 'REPLACE' : 'IGNORE'} INTO ${t} (${columns(t).join(', ')}) VALUES (${columns(t).map(() => '?').join(', ')})`),
+          db.prepare(
+            `INSERT OR ${t === 'settings' ? 'REPLACE' : 'IGNORE'} INTO ${t} (${columns(t).join(', ')}) VALUES (${columns(t)
+              .map(() => '?')
+              .join(', ')})`,
+          ),
         ]),
       )
       db.run('BEGIN IMMEDIATE')

@@ -4,7 +4,11 @@ import { type BulkLoad, SEQUENCED, TABLE_NAMES, TABLES, type Table } from './bul
 /** The target of a copy must hold no data (a signing secret of a server that started once is fine). */
 export class TargetNotEmpty extends Error {
   constructor(readonly rows: Record<string, number>) {
-    super(`the target database is not empty (${Object.entries(rows).map(([t, n]) => `${n} ${t}`).join(', ')})`)
+    super(
+      `the target database is not empty (${Object.entries(rows)
+        .map(([t, n]) => `${n} ${t}`)
+        .join(', ')})`,
+    )
   }
 }
 
@@ -29,7 +33,11 @@ export interface CopyReport {
  * source's highest ids ever. The source is read in one snapshot (a live
  * database can be copied). Ends by counting every table on both sides.
  */
-export async function copyDatabase(source: Database, target: BulkLoad, progress: (table: Table, done: number, total: number) => void): Promise<CopyReport> {
+export async function copyDatabase(
+  source: Database,
+  target: BulkLoad,
+  progress: (table: Table, done: number, total: number) => void,
+): Promise<CopyReport> {
   const data = TABLE_NAMES.filter((t) => t !== 'settings')
   const present: Record<string, number> = {}
   for (const t of data) {

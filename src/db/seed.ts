@@ -71,7 +71,19 @@ export async function seedDatabase(bulk: BulkLoad, o: SeedOptions): Promise<Reco
     }
 
     for (let i = 1; i <= o.users; i++) {
-      await add('users', [i, `user${i}`, `user${i}`, `user${i}@example.com`, o.passwordHash, i % 3 ? `I am user ${i}.` : null, null, 0, 0, 0, start])
+      await add('users', [
+        i,
+        `user${i}`,
+        `user${i}`,
+        `user${i}@example.com`,
+        o.passwordHash,
+        i % 3 ? `I am user ${i}.` : null,
+        null,
+        0,
+        0,
+        0,
+        start,
+      ])
     }
     log(`users: ${o.users}`)
     for (let i = 1; i <= o.users; i++) {

@@ -7,9 +7,7 @@ import type { CommentStore } from '../comments/store.ts'
 import type { ProfileStore } from '../profiles/store.ts'
 import type { TagStore } from '../tags/store.ts'
 import type { UserStore } from '../users/store.ts'
-
-/** A value now, or later: the SQLite side answers synchronously, the PostgreSQL side asynchronously. */
-export type Awaitable<T> = T | Promise<T>
+import type { Awaitable, Backend } from './types.ts'
 
 /**
  * What tells caches that stored data changed (see src/cache/versions.ts):
@@ -23,8 +21,6 @@ export interface ChangeFeed {
   readonly versions: Versions
   sync(): void | Promise<void>
 }
-
-export type Backend = 'sqlite' | 'postgres'
 
 /**
  * Everything the routes need from storage, one interface per feature, with
@@ -54,11 +50,4 @@ export interface Store {
   /** Housekeeping, every minute or so: expired throttle windows, old change-log rows. */
   maintain(): Promise<void>
   close(): Promise<void>
-}
-
-/** The database could not be reached: answered 503, never 500. */
-export class DatabaseUnavailable extends Error {
-  constructor(cause?: unknown) {
-    super('database unavailable', { cause })
-  }
 }

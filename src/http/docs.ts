@@ -47,36 +47,42 @@ const page = SwaggerUIRender(info, {
  * charset=utf-8, like the API's JSON.
  */
 export function docs() {
-  return new Elysia()
-    .use(
-      openapi({
-        path: PAGE,
-        specPath: SPEC,
-        provider: null, // the page is served below
-        exclude: { paths: ['/health', '/ready', PAGE, `${ASSETS}/*`] },
-        documentation: {
-          info,
-          servers: [{ url: '/', description: 'this server' }],
-          components: {
-            securitySchemes: {
-              Token: {
-                type: 'apiKey',
-                in: 'header',
-                name: 'Authorization',
-                description: 'The word `Token`, a space, then the JWT: `Token eyJhbGciOi...`',
+  return (
+    new Elysia()
+      .use(
+        openapi({
+          path: PAGE,
+          specPath: SPEC,
+          provider: null, // the page is served below
+          exclude: { paths: ['/health', '/ready', PAGE, `${ASSETS}/*`] },
+          documentation: {
+            info,
+            servers: [{ url: '/', description: 'this server' }],
+            components: {
+              securitySchemes: {
+                Token: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'Authorization',
+                  description: 'The word `Token`, a space, then the JWT: `Token eyJhbGciOi...`',
+                },
               },
             },
           },
+        }),
+      )
+      // (Elysia matches `/swagger/` to this route too)
+      .get(PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }), { detail: { hide: true } })
+      .get(
+        `${ASSETS}/:file`,
+        ({ params }) => {
+          const asset = assets[params.file]
+          if (!asset) throw notFound('asset')
+          return new Response(Bun.file(asset.path), {
+            headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+          })
         },
-      }),
-    )
-    // (Elysia matches `/swagger/` to this route too)
-    .get(PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }), { detail: { hide: true } })
-    .get(`${ASSETS}/:file`, ({ params }) => {
-      const asset = assets[params.file]
-      if (!asset) throw notFound('asset')
-      return new Response(Bun.file(asset.path), {
-        headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
-      })
-    }, { detail: { hide: true } })
+        { detail: { hide: true } },
+      )
+  )
 }

@@ -79,7 +79,12 @@ export class ResponseCache {
       if (flags && this.caches.versions.valid(at, built.deps) && showsNone(built.deps, flags)) {
         const follows = keys.viewer(viewer)
         const favorites = keys.favoritesOf(viewer)
-        return this.caches.responses.set(key, built.value, built.deps.filter((k) => k !== follows && k !== favorites), at)
+        return this.caches.responses.set(
+          key,
+          built.value,
+          built.deps.filter((k) => k !== follows && k !== favorites),
+          at,
+        )
       }
     }
     return this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at)

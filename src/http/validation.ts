@@ -51,9 +51,7 @@ export function text(
     charLimits.set(format, { min, max, notBlank, problem })
     FormatRegistry.Set(format, (v) => {
       const n = codePoints(v, max)
-      return (
-        n >= min && n <= max && !(notBlank && v.trim() === '') && (options.valid?.(v) ?? true) && problem?.(v) === undefined
-      )
+      return n >= min && n <= max && !(notBlank && v.trim() === '') && (options.valid?.(v) ?? true) && problem?.(v) === undefined
     })
   }
   const description = options.description ?? `${min}-${max.toLocaleString('en')} characters`
@@ -166,9 +164,7 @@ export function validationErrors(errors: Iterable<ValueError>, wrapped: boolean)
   const out: ErrorMap = {}
   const all = [...errors]
   // When the wrapper itself is missing or wrong, the fields inside it are noise.
-  const brokenWrappers = new Set(
-    all.filter((e) => wrapped && e.path.split('/').filter(Boolean).length === 1).map((e) => e.path),
-  )
+  const brokenWrappers = new Set(all.filter((e) => wrapped && e.path.split('/').filter(Boolean).length === 1).map((e) => e.path))
   for (const e of all) {
     // unknown extra fields are ignored, not errors
     if (e.type === E.ObjectAdditionalProperties) continue

@@ -21,10 +21,7 @@ export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
         const [row] = await sql.unsafe(PG_PROFILE_READS.byName, [key])
         return (row as AuthorRow | undefined) ?? null
       }),
-    authors: (ids) =>
-      ids.length
-        ? read(async () => [...(await sql.unsafe(PG_PROFILE_READS.authors, [[...ids]]))] as AuthorRow[])
-        : [],
+    authors: (ids) => (ids.length ? read(async () => [...(await sql.unsafe(PG_PROFILE_READS.authors, [[...ids]]))] as AuthorRow[]) : []),
     setFollowing: (follower, followee, on) =>
       changes.write(async (tx, changed) => {
         const r = on

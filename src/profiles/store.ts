@@ -1,4 +1,4 @@
-import type { Awaitable } from '../db/store.ts'
+import type { Awaitable } from '../db/types.ts'
 
 /** A user as others see them. */
 export interface AuthorRow {

@@ -1,4 +1,4 @@
-import type { Awaitable } from '../db/store.ts'
+import type { Awaitable } from '../db/types.ts'
 
 export interface TagStore {
   /** Every tag at least one article carries, most used first, ties in code-point order. */

@@ -44,7 +44,8 @@ const createArticle = async (base: string, token: string) => {
 
 // Checked once when the file loads: the no-PORT test needs the default port.
 const defaultPortFree = portIsFree(3000)
-if (!defaultPortFree) console.warn('binary.test.ts: port 3000 is in use on this machine; skipping the test that starts the binary without PORT')
+if (!defaultPortFree)
+  console.warn('binary.test.ts: port 3000 is in use on this machine; skipping the test that starts the binary without PORT')
 
 describe.skipIf(onPostgres)('the compiled binary', () => {
   test('serves the API from an empty directory with no environment but PORT, and keeps conduit.db next to itself', async () => {
@@ -69,16 +70,20 @@ describe.skipIf(onPostgres)('the compiled binary', () => {
     expect(usernamesIn(join(dir, 'conduit.db'))).toEqual([user.username])
   }, 60_000)
 
-  test.skipIf(!defaultPortFree)('without PORT it listens on port 3000', async () => {
-    const dir = installBinary(binary())
-    const server = await startServer(binary(), { dir, exactEnv: {}, port: null })
-    expect(server.port).toBe(3000)
-    const user = await register(server.url)
-    const stopped = await server.stop()
-    expect(stopped).toMatchObject({ code: 0, timedOut: false })
-    // it was this process (and this directory's database) that answered
-    expect(usernamesIn(join(dir, 'conduit.db'))).toEqual([user.username])
-  }, 60_000)
+  test.skipIf(!defaultPortFree)(
+    'without PORT it listens on port 3000',
+    async () => {
+      const dir = installBinary(binary())
+      const server = await startServer(binary(), { dir, exactEnv: {}, port: null })
+      expect(server.port).toBe(3000)
+      const user = await register(server.url)
+      const stopped = await server.stop()
+      expect(stopped).toMatchObject({ code: 0, timedOut: false })
+      // it was this process (and this directory's database) that answered
+      expect(usernamesIn(join(dir, 'conduit.db'))).toEqual([user.username])
+    },
+    60_000,
+  )
 
   test('SIGTERM exits 0 within 5 s; after a restart on the same directory data and old tokens are still valid', async () => {
     const server = await startServer(binary())
@@ -198,19 +203,23 @@ describe.skipIf(onPostgres)('the command line', () => {
   test.each([
     ['an unknown flag', ['--no-such-flag'], 'no-such-flag'],
     ['a non-numeric --port', ['--port', 'abc'], 'port'],
-  ])('%s exits non-zero with a one-line message on stderr', async (_, args, mention) => {
-    const cwd = tempDir()
-    const r = await runCli(binary(), args as string[], { cwd, timeoutMs: 10_000 })
-    expect(r.signal).toBeNull()
-    expect(r.code).not.toBe(0)
-    const message = r.stderr.trim()
-    expect(message.length).toBeGreaterThan(0)
-    expect(message.split('\n')).toHaveLength(1)
-    expect(message).toContain(mention as string)
-    expect(r.stdout).toBe('')
-    // it did not start serving or create a database on the way out
-    expect(readdirSync(cwd)).toEqual([])
-  }, 30_000)
+  ])(
+    '%s exits non-zero with a one-line message on stderr',
+    async (_, args, mention) => {
+      const cwd = tempDir()
+      const r = await runCli(binary(), args as string[], { cwd, timeoutMs: 10_000 })
+      expect(r.signal).toBeNull()
+      expect(r.code).not.toBe(0)
+      const message = r.stderr.trim()
+      expect(message.length).toBeGreaterThan(0)
+      expect(message.split('\n')).toHaveLength(1)
+      expect(message).toContain(mention as string)
+      expect(r.stdout).toBe('')
+      // it did not start serving or create a database on the way out
+      expect(readdirSync(cwd)).toEqual([])
+    },
+    30_000,
+  )
 
   test('migrate --db x.db creates a migrated database, and is idempotent', async () => {
     const cwd = tempDir()
@@ -365,7 +374,9 @@ describe.skipIf(onPostgres)('the access log', () => {
         return false
       }
     }
-    const stdout = await server.waitForStdout((out) => out.split('\n').some(isRequest('/api/user')) && out.split('\n').some(isRequest('/api/tags')))
+    const stdout = await server.waitForStdout(
+      (out) => out.split('\n').some(isRequest('/api/user')) && out.split('\n').some(isRequest('/api/tags')),
+    )
     const lines = stdout.split('\n').filter((l) => l.trim() !== '')
     expect(lines.length).toBeGreaterThanOrEqual(3)
     const records = lines.map((line) => {

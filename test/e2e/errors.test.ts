@@ -64,19 +64,26 @@ describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
   }, 30_000)
 
   // binding below 1024 needs root (or CAP_NET_BIND_SERVICE): run the binary as nobody
-  test.skipIf(process.getuid?.() !== 0)('a port below 1024 without the right to bind it: exit 1, names the port and the way out', async () => {
-    const dir = installBinary(binary())
-    chmodSync(dir, 0o777)
-    const r = await run(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'conduit'), '--port', '80', '--host', '127.0.0.1'], {
-      cwd: dir,
-      timeoutMs: 15_000,
-    })
-    const line = oneLine(r, 1)
-    expect(line).toContain('127.0.0.1:80')
-    expect(line).toMatch(/permission|not permitted|privileged/i)
-    expect(line).toMatch(/--port|PORT/)
-    expect(readdirSync(dir)).toEqual(['conduit'])
-  }, 30_000)
+  test.skipIf(process.getuid?.() !== 0)(
+    'a port below 1024 without the right to bind it: exit 1, names the port and the way out',
+    async () => {
+      const dir = installBinary(binary())
+      chmodSync(dir, 0o777)
+      const r = await run(
+        ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'conduit'), '--port', '80', '--host', '127.0.0.1'],
+        {
+          cwd: dir,
+          timeoutMs: 15_000,
+        },
+      )
+      const line = oneLine(r, 1)
+      expect(line).toContain('127.0.0.1:80')
+      expect(line).toMatch(/permission|not permitted|privileged/i)
+      expect(line).toMatch(/--port|PORT/)
+      expect(readdirSync(dir)).toEqual(['conduit'])
+    },
+    30_000,
+  )
 
   test('--debug (or LOG_LEVEL=debug) adds the stack after the same first line', async () => {
     await whileTaken(async (port) => {
@@ -250,24 +257,32 @@ describe.skipIf(onPostgres)('usage errors are one line ending with the way to he
     ['a flag with no value', ['--port'], '--port'],
     ['a flag whose value looks like a flag', ['migrate', '--db', '--port'], '--db'],
     ['a value for a switch', ['--help=yes'], '--help'],
-  ])('%s', async (_, args, mention) => {
-    const cwd = tempDir()
-    const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
-    expect(line).toContain(mention)
-    expect(line).toEndWith('see conduit --help')
-    expect(readdirSync(cwd)).toEqual([])
-  }, 30_000)
+  ])(
+    '%s',
+    async (_, args, mention) => {
+      const cwd = tempDir()
+      const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
+      expect(line).toContain(mention)
+      expect(line).toEndWith('see conduit --help')
+      expect(readdirSync(cwd)).toEqual([])
+    },
+    30_000,
+  )
 
   test.each([
     [['seed', '--articles', '-5'], '--articles', '-5'],
     [['seed', '--users', '-1'], '--users', '-1'],
     [['--port', '-1'], '--port', '-1'],
-  ])('a negative number: %p', async (args, flag, value) => {
-    const cwd = tempDir()
-    const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
-    expect(line).toContain(flag)
-    expect(line).toContain(`must be between`)
-    expect(line).toEndWith(`got ${value}`)
-    expect(readdirSync(cwd)).toEqual([])
-  }, 30_000)
+  ])(
+    'a negative number: %p',
+    async (args, flag, value) => {
+      const cwd = tempDir()
+      const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
+      expect(line).toContain(flag)
+      expect(line).toContain(`must be between`)
+      expect(line).toEndWith(`got ${value}`)
+      expect(readdirSync(cwd)).toEqual([])
+    },
+    30_000,
+  )
 })

@@ -104,7 +104,10 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
   test('copy moves a seeded SQLite database: every answer identical, old tokens valid, a non-empty target refused', async () => {
     // a SQLite database with data written through the API (tokens, comments, follows) and seeded bulk
     const dir = installBinary(binary())
-    const seeded = await runCli(join(dir, 'conduit'), ['seed', '--db', join(dir, 'conduit.db'), '--users', '30', '--articles', '500'], { cwd: dir, timeoutMs: 60_000 })
+    const seeded = await runCli(join(dir, 'conduit'), ['seed', '--db', join(dir, 'conduit.db'), '--users', '30', '--articles', '500'], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    })
     expect(seeded.code).toBe(0)
     const before = await startServer(binary(), { dir, env: { HOST: '127.0.0.1', LOG_LEVEL: 'error' } })
     const alice = await register(before.url)
@@ -115,7 +118,10 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     expect(created.status).toBe(201)
     const slug = created.body.article.slug
     await api(before.url, 'POST', `/api/articles/${slug}/comments`, { token: alice.token, body: { comment: { body: 'first' } } })
-    const second = await api(before.url, 'POST', `/api/articles/${slug}/comments`, { token: alice.token, body: { comment: { body: 'second' } } })
+    const second = await api(before.url, 'POST', `/api/articles/${slug}/comments`, {
+      token: alice.token,
+      body: { comment: { body: 'second' } },
+    })
     await api(before.url, 'DELETE', `/api/articles/${slug}/comments/${second.body.comment.id}`, { token: alice.token })
     await api(before.url, 'POST', '/api/profiles/user3/follow', { token: alice.token })
     await api(before.url, 'POST', `/api/articles/${slug}/favorite`, { token: alice.token })
@@ -147,7 +153,10 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     await before.stop()
 
     const target = await binaryDatabase()
-    const copied = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], { cwd: dir, timeoutMs: 60_000 })
+    const copied = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    })
     expect(copied.code).toBe(0)
     expect(copied.stdout).toContain("every table's count matches")
 
@@ -156,14 +165,19 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       // the same answers, the old token included (the signing secret moved with the data)
       expect(await answers(after.url)).toEqual(onSqlite)
       // ids go on past the source's highest ever: the deleted comment's id is not handed out again
-      const third = await api(after.url, 'POST', `/api/articles/${slug}/comments`, { token: alice.token, body: { comment: { body: 'third' } } })
+      const third = await api(after.url, 'POST', `/api/articles/${slug}/comments`, {
+        token: alice.token,
+        body: { comment: { body: 'third' } },
+      })
       expect(third.body.comment.id).toBeGreaterThan(second.body.comment.id)
       const bob = await register(after.url)
       expect((await api(after.url, 'GET', '/api/user', { token: bob.token })).status).toBe(200)
     } finally {
       await after.stop()
     }
-    const refused = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], { cwd: dir })
+    const refused = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], {
+      cwd: dir,
+    })
     expect(refused.code).toBe(2)
     expect(oneLine(refused.stderr)).toHaveLength(1)
     expect(refused.stderr).toContain('not empty')
@@ -188,7 +202,10 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
         expect(res.body).toEqual({ errors: { database: ['is unavailable; try again shortly'] } })
         expect(performance.now() - t0).toBeLessThan(7_000)
       }
-      const write = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 't', description: 'd', body: 'b' } } })
+      const write = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 't', description: 'd', body: 'b' } },
+      })
       expect(write.status).toBe(503)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(503)
       expect((await api(server.url, 'GET', '/health')).status).toBe(200)
@@ -202,7 +219,10 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       }
       expect(status).toBe(200)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
-      const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'after', description: 'd', body: 'b' } } })
+      const created = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'after', description: 'd', body: 'b' } },
+      })
       expect(created.status).toBe(201)
       expect(server.proc.exitCode).toBeNull()
     } finally {
@@ -302,7 +322,14 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     const db = await binaryDatabase()
     const server = await startServer(binary(), {
       // SINGLE_INSTANCE: no change-log read before each request, so the write itself is what waits
-      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_TIMEOUT_SECONDS: '1', DATABASE_POOL_MAX: '1', SINGLE_INSTANCE: 'true', ...db.env },
+      env: {
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'error',
+        DATABASE_TIMEOUT_SECONDS: '1',
+        DATABASE_POOL_MAX: '1',
+        SINGLE_INSTANCE: 'true',
+        ...db.env,
+      },
     })
     const locker = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
     try {
@@ -312,10 +339,16 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       expect((await api(server.url, 'GET', '/api/articles?limit=50')).body.articlesCount).toBe(0)
       const unlock = await lockArticles(locker)
       // reads that wait on the lock hold the one pooled connection in turn, a second each
-      const reads = Array.from({ length: 5 }, (_, i) => api(server.url, 'GET', `/api/articles?limit=${i + 2}`, { token: user.token, timeoutMs: 20_000 }))
+      const reads = Array.from({ length: 5 }, (_, i) =>
+        api(server.url, 'GET', `/api/articles?limit=${i + 2}`, { token: user.token, timeoutMs: 20_000 }),
+      )
       await Bun.sleep(100)
       const t0 = performance.now()
-      const write = await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('queued behind the lock'), timeoutMs: 20_000 })
+      const write = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: article('queued behind the lock'),
+        timeoutMs: 20_000,
+      })
       expect({ status: write.status, body: write.body }).toEqual({ status: 503, body: UNAVAILABLE })
       expect(performance.now() - t0).toBeLessThan(3_500)
       // the lock goes while the write is still queued: it gets its connection after its answer
@@ -326,7 +359,10 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
       const stored = await q.count("SELECT count(*) FROM articles WHERE title = 'queued behind the lock'")
       await q.close()
       // not committed; had it been, the cached list would have to show it (one instance: no change-log read)
-      expect({ stored, listed: (await api(server.url, 'GET', '/api/articles?limit=50')).body.articlesCount }).toEqual({ stored: 0, listed: 0 })
+      expect({ stored, listed: (await api(server.url, 'GET', '/api/articles?limit=50')).body.articlesCount }).toEqual({
+        stored: 0,
+        listed: 0,
+      })
       expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the queue') })).status).toBe(201)
     } finally {
       await locker.close()
@@ -346,14 +382,17 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
         WHERE datname = current_database() AND pid <> pg_backend_pid()`
       expect(n).toBeGreaterThan(0)
       const statuses: number[] = []
-      for (let i = 0; i < 12; i++) statuses.push((await api(server.url, 'GET', `/api/articles?limit=${i + 1}`, { token: user.token })).status)
+      for (let i = 0; i < 12; i++)
+        statuses.push((await api(server.url, 'GET', `/api/articles?limit=${i + 1}`, { token: user.token })).status)
       // a read that meets a closed connection is tried again on a new one
       expect(statuses).toEqual(statuses.map(() => 200))
       expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
       const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the terminate') })
       expect([201, 503]).toContain(created.status)
       if (created.status === 503) {
-        expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the terminate') })).status).toBe(201)
+        expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after the terminate') })).status).toBe(
+          201,
+        )
       }
       expect(server.proc.exitCode).toBeNull()
     } finally {
@@ -370,13 +409,17 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     const admin = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
     try {
       const user = await register(server.url)
-      const created = await api(server.url, 'POST', '/api/articles', { token: user.token, body: { article: { title: 'Pooled', description: 'd', body: 'b', tagList: ['pool'] } } })
+      const created = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'Pooled', description: 'd', body: 'b', tagList: ['pool'] } },
+      })
       expect(created.status).toBe(201)
       const slug = created.body.article.slug as string
       let peak = 0
       const watching = (async () => {
         for (let i = 0; i < 40; i++) {
-          const [{ n }] = await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
+          const [{ n }] =
+            await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
           peak = Math.max(peak, n)
           await Bun.sleep(5)
         }
@@ -390,12 +433,17 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
         ),
       )
       await watching
-      expect(answers.map((a, i) => (i % 3 === 0 ? a.status === 201 || a.status === 200 : a.status === 200))).toEqual(answers.map(() => true))
+      expect(answers.map((a, i) => (i % 3 === 0 ? a.status === 201 || a.status === 200 : a.status === 200))).toEqual(
+        answers.map(() => true),
+      )
       expect(answers.filter((a, i) => i % 3 !== 0 && a.body.articlesCount !== 1)).toEqual([])
       expect(peak).toBeGreaterThan(0)
       expect(peak).toBeLessThanOrEqual(3)
       expect((await api(server.url, 'GET', `/api/articles/${slug}/comments`)).body.comments).toHaveLength(20)
-      expect((await api(server.url, 'PUT', `/api/articles/${slug}`, { token: user.token, body: { article: { body: 'edited' } } })).body.article.body).toBe('edited')
+      expect(
+        (await api(server.url, 'PUT', `/api/articles/${slug}`, { token: user.token, body: { article: { body: 'edited' } } })).body.article
+          .body,
+      ).toBe('edited')
     } finally {
       await admin.close()
       await server.stop()

@@ -67,7 +67,17 @@ export async function buildBinary(): Promise<string> {
   if (prebuilt) return resolve(prebuilt)
   const outfile = join(tempDir('conduit-e2e-build-'), 'conduit')
   const proc = Bun.spawn({
-    cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', outfile],
+    cmd: [
+      process.execPath,
+      'build',
+      '--compile',
+      '--bytecode',
+      '--minify',
+      'src/main.ts',
+      'src/articles/list-worker.ts',
+      '--outfile',
+      outfile,
+    ],
     cwd: ROOT,
     stdout: 'pipe',
     stderr: 'pipe',
@@ -298,10 +308,7 @@ export async function runCli(
 }
 
 /** Runs any command to completion (SIGKILL after `timeoutMs`). */
-export async function run(
-  cmd: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
-): Promise<CliResult> {
+export async function run(cmd: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs: number }): Promise<CliResult> {
   const proc = Bun.spawn({ cmd, cwd: options.cwd, env: options.env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   processes.add(proc)
   const out = collect(proc.stdout)

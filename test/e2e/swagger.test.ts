@@ -158,7 +158,8 @@ describe.skipIf(onPostgres)('the OpenAPI document at /swagger/json', () => {
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 const requireChromium = process.env.REQUIRE_CHROMIUM === '1'
-if (!hasChromium && !requireChromium) console.warn(`swagger.test.ts: ${CHROMIUM} not found; skipping the Swagger UI rendering test (REQUIRE_CHROMIUM=1 makes it fail instead)`)
+if (!hasChromium && !requireChromium)
+  console.warn(`swagger.test.ts: ${CHROMIUM} not found; skipping the Swagger UI rendering test (REQUIRE_CHROMIUM=1 makes it fail instead)`)
 
 /** http(s) URLs that point anywhere but this machine's 127.0.0.1. */
 const foreignUrls = (text: string) =>
@@ -265,8 +266,8 @@ async function rendersEveryOperation(page: string): Promise<void> {
   const dom = result.stdout
   expect({ page, code: result.code, hasDom: dom.includes('<html') }).toEqual({ page, code: 0, hasDom: true })
 
-  const rendered = [...dom.matchAll(/class="opblock opblock-(get|post|put|delete|patch)\b[^"]*"[\s\S]*?data-path="([^"]*)"/g)].map(
-    (m) => opKey(m[1]!, m[2]!.replace(/&amp;/g, '&')),
+  const rendered = [...dom.matchAll(/class="opblock opblock-(get|post|put|delete|patch)\b[^"]*"[\s\S]*?data-path="([^"]*)"/g)].map((m) =>
+    opKey(m[1]!, m[2]!.replace(/&amp;/g, '&')),
   )
   const opblocks = dom.match(/class="opblock opblock-[a-z]+\b/g) ?? []
   expect({ page, operations: opblocks.length }).toEqual({ page, operations: 19 })

@@ -62,7 +62,9 @@ async function expectConsistent(c: Client) {
   const tags = await c.request('GET', '/api/tags')
   expect(tags.status).toBe(200)
   const expected = (
-    await c.db.all<{ name: string }>('SELECT t.name FROM tags t JOIN article_tags x ON x.tag_id = t.id GROUP BY t.id, t.name ORDER BY count(*) DESC, t.name')
+    await c.db.all<{ name: string }>(
+      'SELECT t.name FROM tags t JOIN article_tags x ON x.tag_id = t.id GROUP BY t.id, t.name ORDER BY count(*) DESC, t.name',
+    )
   ).map((r) => r.name)
   // the API orders ties in code-point order: SQLite's BINARY collation and the "C" one of the tag column
   expect(tags.body.tags).toEqual(expected)
@@ -160,7 +162,9 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
       const name = unique('dup')
       const all = await times(10, (i) =>
         c.request('POST', '/api/users', {
-          body: { user: { username: `${name}_${i}`, email: i % 2 ? `${name}@EXAMPLE.com` : `${name}@example.com`, password: 'password123' } },
+          body: {
+            user: { username: `${name}_${i}`, email: i % 2 ? `${name}@EXAMPLE.com` : `${name}@example.com`, password: 'password123' },
+          },
         }),
       )
       expect(statuses(all)).toEqual([201, ...Array(9).fill(422)])
@@ -209,7 +213,11 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
         await c.request('POST', `/api/articles/${enc(a.slug)}/favorite`, { token: fan!.token })
         await c.request('POST', `/api/articles/${enc(a.slug)}/comments`, { token: fan!.token, body: { comment: { body: 'first' } } })
         const newTitle = `${a.title} renamed`
-        const put = () => c.request('PUT', `/api/articles/${enc(a.slug)}`, { token: author.token, body: { article: { title: newTitle, tagList: ['renamed'] } } })
+        const put = () =>
+          c.request('PUT', `/api/articles/${enc(a.slug)}`, {
+            token: author.token,
+            body: { article: { title: newTitle, tagList: ['renamed'] } },
+          })
         const del = () => c.request('DELETE', `/api/articles/${enc(a.slug)}`, { token: author.token })
         // alternate which one is sent first
         const [u, d]: [Res, Res] = i % 2 ? await Promise.all([put(), del()]) : await Promise.all([del(), put()]).then(([x, y]) => [y, x])
@@ -244,7 +252,10 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
       const all = await times(12, (i) =>
         i % 3 === 0
           ? c.request('DELETE', `/api/articles/${enc(a.slug)}`, { token: author.token })
-          : c.request('PUT', `/api/articles/${enc(a.slug)}`, { token: author.token, body: { article: { body: `body ${i}`, tagList: [`t${i}`] } } }),
+          : c.request('PUT', `/api/articles/${enc(a.slug)}`, {
+              token: author.token,
+              body: { article: { body: `body ${i}`, tagList: [`t${i}`] } },
+            }),
       )
       const deletes = all.filter((_, i) => i % 3 === 0)
       const updates = all.filter((_, i) => i % 3 !== 0)
@@ -267,7 +278,10 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
         const a = await createArticle(c, author.token, { tagList: ['comment-race'] })
         const ids: number[] = []
         for (let k = 0; k < 3; k++) {
-          const res = await c.request('POST', `/api/articles/${enc(a.slug)}/comments`, { token: commenter.token, body: { comment: { body: `c${k}` } } })
+          const res = await c.request('POST', `/api/articles/${enc(a.slug)}/comments`, {
+            token: commenter.token,
+            body: { comment: { body: `c${k}` } },
+          })
           expect(res.status).toBe(200)
           ids.push(res.body.comment.id)
         }
@@ -311,7 +325,13 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
         expect(list.body.articles.map((a: { slug: string }) => a.slug)).toEqual([slug])
       }
       // as many values as one filter may take (10)
-      const byAll = await c.request('GET', `/api/articles?${fans.slice(0, 10).map((f) => `favorited=${enc(f.username)}`).join('&')}`)
+      const byAll = await c.request(
+        'GET',
+        `/api/articles?${fans
+          .slice(0, 10)
+          .map((f) => `favorited=${enc(f.username)}`)
+          .join('&')}`,
+      )
       expect(byAll.body.articlesCount).toBe(1)
       await expectConsistent(c)
 
@@ -341,7 +361,10 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
           case 4:
             return c.request('PUT', '/api/user', { token: u.token, body: { user: { bio: `bio ${i}` } } })
           default:
-            return c.request('POST', '/api/articles', { token: u.token, body: { article: { title: 'Burst', description: 'd', body: 'b', tagList: ['burst'] } } })
+            return c.request('POST', '/api/articles', {
+              token: u.token,
+              body: { article: { title: 'Burst', description: 'd', body: 'b', tagList: ['burst'] } },
+            })
         }
       })
       for (const r of all) expect(r.status).toBeLessThan(300)
@@ -389,15 +412,11 @@ describe('against the compiled binary over 127.0.0.1', () => {
   })
 
   for (const [name, run] of scenarios) {
-    test(
-      name,
-      async () => {
-        if (!server || !db) throw new Error('the binary did not start (see beforeAll)')
-        const base = server.url
-        await run({ request: (method, path, options = {}) => api(base, method, path, options), db })
-        expect(server.proc.exitCode).toBeNull()
-      },
-      30_000,
-    )
+    test(name, async () => {
+      if (!server || !db) throw new Error('the binary did not start (see beforeAll)')
+      const base = server.url
+      await run({ request: (method, path, options = {}) => api(base, method, path, options), db })
+      expect(server.proc.exitCode).toBeNull()
+    }, 30_000)
   }
 })

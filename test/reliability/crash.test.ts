@@ -122,7 +122,9 @@ interface Actual {
 const sortedTags = (tags: string[]) => [...new Set(tags)].sort()
 /** JSON with object keys sorted: equal values give equal text whatever the key order. */
 const canonical = (v: unknown): string =>
-  JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x))
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  )
 const same = (a: unknown, b: unknown) => canonical(a) === canonical(b)
 
 // ------------------------------------------------------------------ workers
@@ -170,9 +172,18 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
     if (!me || mine.users.length < 2 || r.chance(0.06)) {
       // register
       const username = `c${ctx.cycle}w${w}u${++serial}x${SEED % 1000}`
-      const user: MUser = { username, email: `${username}@Example.com`.toLowerCase(), password: `pw-${username}-long`, token: undefined, bio: null, image: null }
+      const user: MUser = {
+        username,
+        email: `${username}@Example.com`.toLowerCase(),
+        password: `pw-${username}-long`,
+        token: undefined,
+        bio: null,
+        image: null,
+      }
       const op: Pending = { kind: 'register', user }
-      const res = await send(ctx, 'POST', '/api/users', undefined, { user: { username, email: `${username}@Example.com`, password: user.password } })
+      const res = await send(ctx, 'POST', '/api/users', undefined, {
+        user: { username, email: `${username}@Example.com`, password: user.password },
+      })
       if (!res) {
         ctx.pending.push(op)
         continue
@@ -202,7 +213,8 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
       }
       if (expectStatus(ctx, res, `create "${fields.title}"`, [201])) {
         const slug = res.body.article.slug as string
-        if (!same(res.body.article.tagList, sortedTags(fields.tagList))) ctx.unexpected.push(`create ${slug}: tagList ${JSON.stringify(res.body.article.tagList)}`)
+        if (!same(res.body.article.tagList, sortedTags(fields.tagList)))
+          ctx.unexpected.push(`create ${slug}: tagList ${JSON.stringify(res.body.article.tagList)}`)
         m.articles.set(slug, { ...fields, tagList: sortedTags(fields.tagList), slug, live: true })
         mine.articles.push(slug)
         m.acknowledged++
@@ -219,7 +231,8 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
         continue
       }
       if (expectStatus(ctx, res, `${on ? '' : 'un'}favorite ${a.slug}`, [200, ...goneAllowed(ctx, a.slug)])) {
-        if (res.body.article.favorited !== on) ctx.unexpected.push(`favorite ${a.slug}: favorited ${res.body.article.favorited}, expected ${on}`)
+        if (res.body.article.favorited !== on)
+          ctx.unexpected.push(`favorite ${a.slug}: favorited ${res.body.article.favorited}, expected ${on}`)
         // an answer that overtook the delete of its article says nothing lasting
         if (m.articles.get(a.slug)?.live) m.favorites.set(key, on)
         m.acknowledged++
@@ -289,7 +302,11 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
       const slug = r.pick(mine.articles.filter((s) => m.articles.get(s)?.live && m.articles.get(s)!.author === me.username))
       const a = slug === undefined ? undefined : m.articles.get(slug)
       if (!a) continue
-      const change = { description: text(r, 'new description', 20), body: text(r, 'new body'), tagList: sortedTags(Array.from({ length: r.int(0, 3) }, () => r.pick(TAGS)!)) }
+      const change = {
+        description: text(r, 'new description', 20),
+        body: text(r, 'new body'),
+        tagList: sortedTags(Array.from({ length: r.int(0, 3) }, () => r.pick(TAGS)!)),
+      }
       const res = await send(ctx, 'PUT', `/api/articles/${encodeURIComponent(a.slug)}`, me.token, { article: change })
       if (!res) {
         ctx.pending.push({ kind: 'updateArticle', slug: a.slug, ...change })
@@ -323,11 +340,15 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
 /** The stored state, read from the database itself (the server is dead, or never asked). */
 async function readDb(db: QueryDb): Promise<Actual> {
   const actual: Actual = { users: new Map(), articles: new Map(), comments: new Map(), favorites: new Set(), follows: new Set() }
-  for (const u of await db.all<{ username: string; email: string; bio: string | null; image: string | null }>('SELECT username, email, bio, image FROM users')) {
+  for (const u of await db.all<{ username: string; email: string; bio: string | null; image: string | null }>(
+    'SELECT username, email, bio, image FROM users',
+  )) {
     actual.users.set(u.username, { email: u.email, bio: u.bio, image: u.image })
   }
   const tags = new Map<number, string[]>()
-  for (const t of await db.all<{ article_id: number; name: string }>('SELECT x.article_id, t.name FROM article_tags x JOIN tags t ON t.id = x.tag_id')) {
+  for (const t of await db.all<{ article_id: number; name: string }>(
+    'SELECT x.article_id, t.name FROM article_tags x JOIN tags t ON t.id = x.tag_id',
+  )) {
     tags.set(t.article_id, [...(tags.get(t.article_id) ?? []), t.name])
   }
   const articles = await db.all<Omit<ArticleFields, 'tagList'> & { id: number; slug: string; favoritesCount: number }>(
@@ -384,7 +405,8 @@ async function readApi(base: string, model: Model, problems: string[]): Promise<
     let count: number | undefined
     for (let offset = 0; ; offset += 100) {
       const page = await get(`/api/articles?${query}${query ? '&' : ''}limit=100&offset=${offset}`, token)
-      if (count !== undefined && page.articlesCount !== count) problems.push(`${query}: articlesCount moved from ${count} to ${page.articlesCount} between pages`)
+      if (count !== undefined && page.articlesCount !== count)
+        problems.push(`${query}: articlesCount moved from ${count} to ${page.articlesCount} between pages`)
       count = page.articlesCount
       items.push(...page.articles)
       if (page.articles.length < 100) break
@@ -410,7 +432,8 @@ async function readApi(base: string, model: Model, problems: string[]): Promise<
   await mapLimit(listed, 8, async (item) => {
     const { article } = await get(`/api/articles/${encodeURIComponent(item.slug)}`)
     const { body: _body, ...withoutBody } = article
-    if (!same(withoutBody, item)) problems.push(`list item of ${item.slug} differs from the article: ${JSON.stringify(item)} vs ${JSON.stringify(withoutBody)}`)
+    if (!same(withoutBody, item))
+      problems.push(`list item of ${item.slug} differs from the article: ${JSON.stringify(item)} vs ${JSON.stringify(withoutBody)}`)
     actual.articles.set(article.slug, {
       title: article.title,
       description: article.description,
@@ -432,10 +455,12 @@ async function readApi(base: string, model: Model, problems: string[]): Promise<
     }
     const { articlesCount } = await get(`/api/articles?author=${encodeURIComponent(u.username)}&limit=1`)
     const written = [...actual.articles.values()].filter((a) => a.author === u.username).length
-    if (articlesCount !== written) problems.push(`author=${u.username}: articlesCount ${articlesCount}, but ${written} of their articles are listed`)
+    if (articlesCount !== written)
+      problems.push(`author=${u.username}: articlesCount ${articlesCount}, but ${written} of their articles are listed`)
   })
   for (const [slug, a] of actual.articles) {
-    if (a.favoritesCount !== (favoritedBy.get(slug) ?? 0)) problems.push(`${slug}: favoritesCount ${a.favoritesCount}, but ${favoritedBy.get(slug) ?? 0} users list it as favorited`)
+    if (a.favoritesCount !== (favoritedBy.get(slug) ?? 0))
+      problems.push(`${slug}: favoritesCount ${a.favoritesCount}, but ${favoritedBy.get(slug) ?? 0} users list it as favorited`)
   }
 
   await mapLimit([...model.follows.keys()], 8, async (key) => {
@@ -472,7 +497,10 @@ function compare(model: Model, actual: Actual, pending: Pending[]): string[] {
   const creating = new Map(p('createArticle').map((x) => [x.fields.title, x.fields]))
   const articleUpdates = new Map(p('updateArticle').map((x) => [x.slug, x]))
   const deletingArticles = new Set(p('deleteArticle').map((x) => x.slug))
-  const toggles = new Set([...p('favorite').map((x) => pairKey(x.user, x.slug)), ...p('follow').map((x) => pairKey(x.follower, x.followee))])
+  const toggles = new Set([
+    ...p('favorite').map((x) => pairKey(x.user, x.slug)),
+    ...p('follow').map((x) => pairKey(x.follower, x.followee)),
+  ])
   const commenting = new Map(p('comment').map((x) => [x.body, x]))
   const deletingComments = new Set(p('deleteComment').map((x) => x.id))
 
@@ -484,18 +512,31 @@ function compare(model: Model, actual: Actual, pending: Pending[]): string[] {
       continue
     }
     const update = userUpdates.get(u.username)
-    const allowed = [{ email: u.email, bio: u.bio, image: u.image }, ...(update ? [{ email: u.email, bio: update.bio, image: update.image }] : [])]
-    if (!allowed.some((a) => same(a, got))) problems.push(`user ${u.username}: stored ${JSON.stringify(got).slice(0, 300)}, acknowledged ${JSON.stringify(allowed[0]).slice(0, 300)}`)
+    const allowed = [
+      { email: u.email, bio: u.bio, image: u.image },
+      ...(update ? [{ email: u.email, bio: update.bio, image: update.image }] : []),
+    ]
+    if (!allowed.some((a) => same(a, got)))
+      problems.push(
+        `user ${u.username}: stored ${JSON.stringify(got).slice(0, 300)}, acknowledged ${JSON.stringify(allowed[0]).slice(0, 300)}`,
+      )
   }
   for (const [username, got] of actual.users) {
     if (model.users.has(username)) continue
     const r = registering.get(username)
     if (!r) problems.push(`user ${username} exists but no request created it`)
-    else if (!same(got, { email: r.email, bio: null, image: null })) problems.push(`half-registered user ${username}: ${JSON.stringify(got)}`)
+    else if (!same(got, { email: r.email, bio: null, image: null }))
+      problems.push(`half-registered user ${username}: ${JSON.stringify(got)}`)
   }
 
   // articles
-  const fieldsOf = (a: ArticleFields) => ({ title: a.title, description: a.description, body: a.body, tagList: a.tagList, author: a.author })
+  const fieldsOf = (a: ArticleFields) => ({
+    title: a.title,
+    description: a.description,
+    body: a.body,
+    tagList: a.tagList,
+    author: a.author,
+  })
   for (const a of model.articles.values()) {
     const got = actual.articles.get(a.slug)
     if (!a.live) {
@@ -508,13 +549,17 @@ function compare(model: Model, actual: Actual, pending: Pending[]): string[] {
     }
     const update = articleUpdates.get(a.slug)
     const allowed = [fieldsOf(a), ...(update ? [fieldsOf({ ...a, ...update })] : [])]
-    if (!allowed.some((x) => same(x, fieldsOf(got)))) problems.push(`article ${a.slug}: stored ${JSON.stringify(fieldsOf(got)).slice(0, 400)}, acknowledged ${JSON.stringify(allowed[0]).slice(0, 400)}`)
+    if (!allowed.some((x) => same(x, fieldsOf(got))))
+      problems.push(
+        `article ${a.slug}: stored ${JSON.stringify(fieldsOf(got)).slice(0, 400)}, acknowledged ${JSON.stringify(allowed[0]).slice(0, 400)}`,
+      )
   }
   for (const [slug, got] of actual.articles) {
     if (model.articles.has(slug)) continue
     const c = creating.get(got.title)
     if (!c) problems.push(`article ${slug} exists but no request created it`)
-    else if (!same(fieldsOf({ ...c, tagList: sortedTags(c.tagList) }), fieldsOf(got))) problems.push(`half-created article ${slug}: ${JSON.stringify(fieldsOf(got)).slice(0, 400)}`)
+    else if (!same(fieldsOf({ ...c, tagList: sortedTags(c.tagList) }), fieldsOf(got)))
+      problems.push(`half-created article ${slug}: ${JSON.stringify(fieldsOf(got)).slice(0, 400)}`)
   }
 
   // favorites and follows
@@ -524,11 +569,17 @@ function compare(model: Model, actual: Actual, pending: Pending[]): string[] {
       if (stored.has(key) !== on) problems.push(`${what} ${JSON.stringify(key.split('\n'))}: acknowledged ${on}, stored ${stored.has(key)}`)
     }
     for (const key of stored) {
-      if (!modelled.get(key) && !toggles.has(key)) problems.push(`${what} ${JSON.stringify(key.split('\n'))} is stored but was never acknowledged`)
+      if (!modelled.get(key) && !toggles.has(key))
+        problems.push(`${what} ${JSON.stringify(key.split('\n'))} is stored but was never acknowledged`)
     }
   }
   // a favorite of an article whose delete was in flight may be gone with it
-  pairs('favorite', model.favorites, actual.favorites, (key) => actual.articles.has(key.split('\n')[1]!) || !deletingArticles.has(key.split('\n')[1]!))
+  pairs(
+    'favorite',
+    model.favorites,
+    actual.favorites,
+    (key) => actual.articles.has(key.split('\n')[1]!) || !deletingArticles.has(key.split('\n')[1]!),
+  )
   pairs('follow', model.follows, actual.follows, () => true)
 
   // comments
@@ -539,22 +590,26 @@ function compare(model: Model, actual: Actual, pending: Pending[]): string[] {
       continue
     }
     if (!got) {
-      if (!deletingComments.has(c.id) && !(deletingArticles.has(c.slug) && !actual.articles.has(c.slug))) problems.push(`acknowledged comment ${c.id} on ${c.slug} is missing`)
+      if (!deletingComments.has(c.id) && !(deletingArticles.has(c.slug) && !actual.articles.has(c.slug)))
+        problems.push(`acknowledged comment ${c.id} on ${c.slug} is missing`)
       continue
     }
-    if (!same(got, { slug: c.slug, body: c.body, author: c.author })) problems.push(`comment ${c.id}: stored ${JSON.stringify(got).slice(0, 300)}`)
+    if (!same(got, { slug: c.slug, body: c.body, author: c.author }))
+      problems.push(`comment ${c.id}: stored ${JSON.stringify(got).slice(0, 300)}`)
   }
   for (const [id, got] of actual.comments) {
     if (model.comments.has(id)) continue
     const c = commenting.get(got.body)
-    if (!c || c.slug !== got.slug || c.author !== got.author) problems.push(`comment ${id} exists but no request created it: ${JSON.stringify(got).slice(0, 300)}`)
+    if (!c || c.slug !== got.slug || c.author !== got.author)
+      problems.push(`comment ${id} exists but no request created it: ${JSON.stringify(got).slice(0, 300)}`)
   }
 
   // favoritesCount against the favorites stored
   const counted = new Map<string, number>()
   for (const key of actual.favorites) counted.set(key.split('\n')[1]!, (counted.get(key.split('\n')[1]!) ?? 0) + 1)
   for (const [slug, a] of actual.articles) {
-    if (a.favoritesCount !== (counted.get(slug) ?? 0)) problems.push(`${slug}: favoritesCount ${a.favoritesCount}, favorites stored ${counted.get(slug) ?? 0}`)
+    if (a.favoritesCount !== (counted.get(slug) ?? 0))
+      problems.push(`${slug}: favoritesCount ${a.favoritesCount}, favorites stored ${counted.get(slug) ?? 0}`)
   }
   return problems
 }
@@ -575,7 +630,8 @@ function adopt(model: Model, actual: Actual, pending: Pending[]) {
       }
       case 'createArticle':
         for (const [slug, a] of actual.articles) {
-          if (a.title === op.fields.title) model.articles.set(slug, { ...op.fields, tagList: sortedTags(op.fields.tagList), slug, live: true })
+          if (a.title === op.fields.title)
+            model.articles.set(slug, { ...op.fields, tagList: sortedTags(op.fields.tagList), slug, live: true })
         }
         break
       case 'updateArticle': {
@@ -643,66 +699,62 @@ async function inspect(database: Awaited<ReturnType<typeof binaryDatabase>>, dir
   }
 }
 
-test(
-  `acknowledged writes survive ${CYCLES} SIGKILLs of the binary, intact, with consistent counters (seed ${SEED})`,
-  async () => {
-    console.log(`crash.test.ts: seed ${SEED} (replay with CRASH_SEED=${SEED})`)
-    const r = rng(SEED)
-    const dir = installBinary(binary())
-    const scratch = tempDir('conduit-crash-check-')
-    const database = await binaryDatabase()
-    const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...database.env }
-    const model = new Model()
-    const mine = Array.from({ length: WORKERS }, () => ({ users: [] as string[], articles: [] as string[], comments: [] as number[] }))
-    let server: Server = await startServer(binary(), { dir, env })
+test(`acknowledged writes survive ${CYCLES} SIGKILLs of the binary, intact, with consistent counters (seed ${SEED})`, async () => {
+  console.log(`crash.test.ts: seed ${SEED} (replay with CRASH_SEED=${SEED})`)
+  const r = rng(SEED)
+  const dir = installBinary(binary())
+  const scratch = tempDir('conduit-crash-check-')
+  const database = await binaryDatabase()
+  const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...database.env }
+  const model = new Model()
+  const mine = Array.from({ length: WORKERS }, () => ({ users: [] as string[], articles: [] as string[], comments: [] as number[] }))
+  let server: Server = await startServer(binary(), { dir, env })
 
-    for (let cycle = 0; cycle < CYCLES; cycle++) {
-      const ctx: Ctx = { model, base: server.url, stopped: false, unexpected: [], pending: [], cycle }
-      const before = model.acknowledged
-      const running = mine.map((m, w) => worker(ctx, w, rng(SEED * 31 + cycle * 1009 + w), m))
-      const killAfter = r.int(900, 2600)
-      await Bun.sleep(killAfter)
-      ctx.stopped = true
-      const killed = await server.stop('SIGKILL')
-      await withTimeout(Promise.all(running), 20_000, 'workers after the kill')
-      expect(killed.signal).toBe('SIGKILL')
-      console.log(
-        `cycle ${cycle}: killed after ${killAfter} ms; ${model.acknowledged - before} writes acknowledged this cycle (${model.acknowledged} in all), ${ctx.pending.length} in flight at the kill`,
-      )
-      expect(ctx.unexpected).toEqual([])
-      expect(model.acknowledged - before).toBeGreaterThan(20)
-
-      // the process is dead: check the stored data itself
-      const { violations, stored } = await inspect(database, dir, join(scratch, `cycle-${cycle}`))
-      expect(violations).toEqual([])
-      expect(compare(model, stored, ctx.pending)).toEqual([])
-      adopt(model, stored, ctx.pending)
-      expect(compare(model, stored, [])).toEqual([])
-
-      // restart on the same file: the API shows exactly that state, counters included
-      server = await startServer(binary(), { dir, env })
-      const problems: string[] = []
-      const served = await readApi(server.url, model, problems)
-      expect(problems).toEqual([])
-      expect(compare(model, served, [])).toEqual([])
-      expect(served.articles.size).toBe(model.liveArticles().length)
-      expect(served.users.size).toBe(model.users.size)
-    }
-
-    // a clean shutdown at the end, and one more look at the file
-    const stopped = await server.stop('SIGTERM')
-    expect(stopped).toMatchObject({ code: 0, timedOut: false })
-    const final = join(dir, 'conduit.db')
-    // SQLite: a clean shutdown checkpoints the WAL into the file
-    if (!onPostgres) expect(existsSync(`${final}-wal`) ? Bun.file(`${final}-wal`).size : 0).toBe(0)
-    const { violations, stored } = await inspect(database, dir, join(scratch, 'final'))
-    expect(violations).toEqual([])
-    expect(compare(model, stored, [])).toEqual([])
-    expect(stored.articles.size).toBe(model.liveArticles().length)
+  for (let cycle = 0; cycle < CYCLES; cycle++) {
+    const ctx: Ctx = { model, base: server.url, stopped: false, unexpected: [], pending: [], cycle }
+    const before = model.acknowledged
+    const running = mine.map((m, w) => worker(ctx, w, rng(SEED * 31 + cycle * 1009 + w), m))
+    const killAfter = r.int(900, 2600)
+    await Bun.sleep(killAfter)
+    ctx.stopped = true
+    const killed = await server.stop('SIGKILL')
+    await withTimeout(Promise.all(running), 20_000, 'workers after the kill')
+    expect(killed.signal).toBe('SIGKILL')
     console.log(
-      `final: ${model.users.size} users, ${model.liveArticles().length} articles (${model.articles.size - model.liveArticles().length} deleted), ` +
-        `${[...model.comments.values()].filter((c) => c.live).length} comments, ${stored.favorites.size} favorites, ${stored.follows.size} follows`,
+      `cycle ${cycle}: killed after ${killAfter} ms; ${model.acknowledged - before} writes acknowledged this cycle (${model.acknowledged} in all), ${ctx.pending.length} in flight at the kill`,
     )
-  },
-  120_000,
-)
+    expect(ctx.unexpected).toEqual([])
+    expect(model.acknowledged - before).toBeGreaterThan(20)
+
+    // the process is dead: check the stored data itself
+    const { violations, stored } = await inspect(database, dir, join(scratch, `cycle-${cycle}`))
+    expect(violations).toEqual([])
+    expect(compare(model, stored, ctx.pending)).toEqual([])
+    adopt(model, stored, ctx.pending)
+    expect(compare(model, stored, [])).toEqual([])
+
+    // restart on the same file: the API shows exactly that state, counters included
+    server = await startServer(binary(), { dir, env })
+    const problems: string[] = []
+    const served = await readApi(server.url, model, problems)
+    expect(problems).toEqual([])
+    expect(compare(model, served, [])).toEqual([])
+    expect(served.articles.size).toBe(model.liveArticles().length)
+    expect(served.users.size).toBe(model.users.size)
+  }
+
+  // a clean shutdown at the end, and one more look at the file
+  const stopped = await server.stop('SIGTERM')
+  expect(stopped).toMatchObject({ code: 0, timedOut: false })
+  const final = join(dir, 'conduit.db')
+  // SQLite: a clean shutdown checkpoints the WAL into the file
+  if (!onPostgres) expect(existsSync(`${final}-wal`) ? Bun.file(`${final}-wal`).size : 0).toBe(0)
+  const { violations, stored } = await inspect(database, dir, join(scratch, 'final'))
+  expect(violations).toEqual([])
+  expect(compare(model, stored, [])).toEqual([])
+  expect(stored.articles.size).toBe(model.liveArticles().length)
+  console.log(
+    `final: ${model.users.size} users, ${model.liveArticles().length} articles (${model.articles.size - model.liveArticles().length} deleted), ` +
+      `${[...model.comments.values()].filter((c) => c.live).length} comments, ${stored.favorites.size} favorites, ${stored.follows.size} follows`,
+  )
+}, 120_000)

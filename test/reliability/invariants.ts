@@ -46,16 +46,28 @@ export async function storageViolations(db: QueryDb): Promise<string[]> {
      FROM users u`,
   )
 
-  await rows('orphan favorites', 'SELECT * FROM favorites WHERE article_id NOT IN (SELECT id FROM articles) OR user_id NOT IN (SELECT id FROM users)')
-  await rows('orphan article_tags', 'SELECT * FROM article_tags WHERE article_id NOT IN (SELECT id FROM articles) OR tag_id NOT IN (SELECT id FROM tags)')
+  await rows(
+    'orphan favorites',
+    'SELECT * FROM favorites WHERE article_id NOT IN (SELECT id FROM articles) OR user_id NOT IN (SELECT id FROM users)',
+  )
+  await rows(
+    'orphan article_tags',
+    'SELECT * FROM article_tags WHERE article_id NOT IN (SELECT id FROM articles) OR tag_id NOT IN (SELECT id FROM tags)',
+  )
   await rows(
     'orphan comments',
     'SELECT id, article_id, author_id FROM comments WHERE article_id NOT IN (SELECT id FROM articles) OR author_id NOT IN (SELECT id FROM users)',
   )
-  await rows('orphan follows', 'SELECT * FROM follows WHERE follower_id NOT IN (SELECT id FROM users) OR followee_id NOT IN (SELECT id FROM users)')
+  await rows(
+    'orphan follows',
+    'SELECT * FROM follows WHERE follower_id NOT IN (SELECT id FROM users) OR followee_id NOT IN (SELECT id FROM users)',
+  )
   await rows('articles of missing authors', 'SELECT slug FROM articles WHERE author_id NOT IN (SELECT id FROM users)')
   await rows('duplicate slugs', 'SELECT slug, CAST(count(*) AS INTEGER) AS n FROM articles GROUP BY slug HAVING count(*) > 1')
-  await rows('duplicate username keys', 'SELECT username_key, CAST(count(*) AS INTEGER) AS n FROM users GROUP BY username_key HAVING count(*) > 1')
+  await rows(
+    'duplicate username keys',
+    'SELECT username_key, CAST(count(*) AS INTEGER) AS n FROM users GROUP BY username_key HAVING count(*) > 1',
+  )
   await rows('self-follows', 'SELECT * FROM follows WHERE follower_id = followee_id')
   return out
 }

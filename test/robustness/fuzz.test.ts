@@ -55,12 +55,24 @@ async function makeWorld(overrides: Partial<Config> = {}): Promise<World> {
   const json = { 'content-type': 'application/json' }
   const tokens = {} as Record<Who, string>
   for (const who of Object.keys(PASSWORDS) as Who[]) {
-    const res = await send(app, 'POST', '/api/users', json, JSON.stringify({ user: { username: who, email: `${who}@example.com`, password: PASSWORDS[who] } }))
+    const res = await send(
+      app,
+      'POST',
+      '/api/users',
+      json,
+      JSON.stringify({ user: { username: who, email: `${who}@example.com`, password: PASSWORDS[who] } }),
+    )
     if (res.status !== 201) throw new Error(`world: register ${who}: ${res.status} ${res.text}`)
     tokens[who] = JSON.parse(res.text).user.token
   }
   const auth = (who: Who) => ({ ...json, authorization: `Token ${tokens[who]}` })
-  const article = await send(app, 'POST', '/api/articles', auth('alice'), JSON.stringify({ article: { title: 'Fuzz target', description: 'd', body: 'b', tagList: ['fuzz', 'target'] } }))
+  const article = await send(
+    app,
+    'POST',
+    '/api/articles',
+    auth('alice'),
+    JSON.stringify({ article: { title: 'Fuzz target', description: 'd', body: 'b', tagList: ['fuzz', 'target'] } }),
+  )
   const slug = JSON.parse(article.text).article.slug as string
   const comment = await send(app, 'POST', `/api/articles/${slug}/comments`, auth('bob'), JSON.stringify({ comment: { body: 'a comment' } }))
   await send(app, 'POST', '/api/profiles/alice/follow', auth('bob'))
@@ -99,7 +111,7 @@ function passwordsIn(body: unknown): string[] {
   const others: string[] = []
   const walk = (v: unknown, key: string) => {
     if (typeof v === 'string') (key === 'password' ? passwords : others).push(v)
-    else if (Array.isArray(v)) v.forEach((x) => walk(x, key))
+    else if (Array.isArray(v)) for (const x of v) walk(x, key)
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k)
   }
   walk(body, '')
@@ -126,7 +138,8 @@ function problemsOf(sent: Sent, res: { status: number; headers: Headers; text: s
       body = undefined
     }
     if (!isEnvelope(body)) out.push(`not the error envelope: ${res.text.slice(0, 300)}`)
-    if (res.headers.get('content-type') !== 'application/json; charset=utf-8') out.push(`error content-type ${res.headers.get('content-type')}`)
+    if (res.headers.get('content-type') !== 'application/json; charset=utf-8')
+      out.push(`error content-type ${res.headers.get('content-type')}`)
     for (const [what, pattern] of LEAKS) if (pattern.test(res.text)) out.push(`error shows ${what}: ${res.text.slice(0, 300)}`)
     if (changed) out.push('a rejected request changed stored data')
   } else if (res.status === 204) {
@@ -140,7 +153,8 @@ function problemsOf(sent: Sent, res: { status: number; headers: Headers; text: s
   }
   if (sent.method === 'GET' && changed) out.push('a GET changed stored data')
   for (const p of passwordsIn(sent.parsed)) {
-    if (res.text.includes(p) || res.text.includes(JSON.stringify(p).slice(1, -1))) out.push(`response echoes the password ${JSON.stringify(p).slice(0, 60)}`)
+    if (res.text.includes(p) || res.text.includes(JSON.stringify(p).slice(1, -1)))
+      out.push(`response echoes the password ${JSON.stringify(p).slice(0, 60)}`)
   }
   for (const p of Object.values(PASSWORDS)) if (res.text.includes(p)) out.push('response contains a stored password')
   return out
@@ -149,20 +163,69 @@ function problemsOf(sent: Sent, res: { status: number; headers: Headers; text: s
 // ------------------------------------------------------------------ generators
 
 /** Percent-encodes every byte of the UTF-8 form (lone surrogates become U+FFFD: never throws, unlike encodeURIComponent). */
-const percentEncode = (s: string) => [...new TextEncoder().encode(s)].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('')
+const percentEncode = (s: string) =>
+  [...new TextEncoder().encode(s)]
+    .map((b) =>
+      /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('')
 
 const ODD_SEGMENTS = [
-  '%', '%%', '%zz', '%0', '%00', '%2F', '%2f', '%5C', '%2e%2e', '%E0%A4%A', '%ED%A0%80', '%C0%AF', '%FF', '%FE%FF', '%C3%28', '%F0%9F%90',
-  '..', '.', ';', '%3B', '+', '%20', '~', '%25', '%u0041', 'a%00b', '%0A', '%0D%0A', '%09', '%7F',
+  '%',
+  '%%',
+  '%zz',
+  '%0',
+  '%00',
+  '%2F',
+  '%2f',
+  '%5C',
+  '%2e%2e',
+  '%E0%A4%A',
+  '%ED%A0%80',
+  '%C0%AF',
+  '%FF',
+  '%FE%FF',
+  '%C3%28',
+  '%F0%9F%90',
+  '..',
+  '.',
+  ';',
+  '%3B',
+  '+',
+  '%20',
+  '~',
+  '%25',
+  '%u0041',
+  'a%00b',
+  '%0A',
+  '%0D%0A',
+  '%09',
+  '%7F',
 ]
 /** A path segment: the real thing, an odd encoding, or a generated string. */
 const segmentArb = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ known: true as const }) },
   { weight: 3, arbitrary: fc.constantFrom(...ODD_SEGMENTS).map((raw) => ({ raw })) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ODD_SEGMENTS), fc.constantFrom('prefix', 'fuzz-target', 'alice', '1')).map(([odd, s]) => ({ raw: `${s}${odd}` })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...ODD_SEGMENTS), fc.constantFrom('prefix', 'fuzz-target', 'alice', '1'))
+      .map(([odd, s]) => ({ raw: `${s}${odd}` })),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map((s) => ({ raw: percentEncode(s) })) },
-  { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 20 }).filter((s) => !/[/?#\\]/.test(s)).map((raw) => ({ raw })) },
-  { weight: 1, arbitrary: fc.constantFrom('0', '-1', '1.5', '1e3', '0x10', '99999999999999999999', '9007199254740993', ' 1', 'NaN').map((raw) => ({ raw })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: 'grapheme-ascii', maxLength: 20 })
+      .filter((s) => !/[/?#\\]/.test(s))
+      .map((raw) => ({ raw })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('0', '-1', '1.5', '1e3', '0x10', '99999999999999999999', '9007199254740993', ' 1', 'NaN')
+      .map((raw) => ({ raw })),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 1000, max: 20_000 }).map((n) => ({ raw: 'a'.repeat(n) })) },
 )
 type Segment = { known: true } | { raw: string }
@@ -214,17 +277,46 @@ function tokenMutations(w: World, who: Who, op: number, n: number): string {
 
 type TokenChoice = { who: Who; scheme: string } | { none: true } | { raw: string } | { forged: Who; op: number; n: number; scheme: string }
 const tokenArb: fc.Arbitrary<TokenChoice> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ who: fc.constantFrom<Who>('alice', 'bob', 'carol'), scheme: fc.constantFrom('Token', 'Token', 'Bearer', 'token', 'BEARER') }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      who: fc.constantFrom<Who>('alice', 'bob', 'carol'),
+      scheme: fc.constantFrom('Token', 'Token', 'Bearer', 'token', 'BEARER'),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ none: true as const }) },
   {
     weight: 2,
-    arbitrary: fc.oneof(
-      fc.string({ unit: 'grapheme-ascii', maxLength: 80 }),
-      fc.constantFrom('', 'Token', 'Token ', 'Bearer', 'Basic YWxhZGRpbjpvcGVuc2VzYW1l', 'Token null', 'Token undefined', 'Token a.b.c', 'Token ..', 'Token ...', 'Token .a.b.c.', 'Token \t x'),
-      fc.integer({ min: 100, max: 60_000 }).map((n) => `Token ${'x'.repeat(n)}`),
-    ).map((raw) => ({ raw })),
+    arbitrary: fc
+      .oneof(
+        fc.string({ unit: 'grapheme-ascii', maxLength: 80 }),
+        fc.constantFrom(
+          '',
+          'Token',
+          'Token ',
+          'Bearer',
+          'Basic YWxhZGRpbjpvcGVuc2VzYW1l',
+          'Token null',
+          'Token undefined',
+          'Token a.b.c',
+          'Token ..',
+          'Token ...',
+          'Token .a.b.c.',
+          'Token \t x',
+        ),
+        fc.integer({ min: 100, max: 60_000 }).map((n) => `Token ${'x'.repeat(n)}`),
+      )
+      .map((raw) => ({ raw })),
   },
-  { weight: 3, arbitrary: fc.record({ forged: fc.constantFrom<Who>('alice', 'bob'), op: fc.nat(), n: fc.nat({ max: 5000 }), scheme: fc.constantFrom('Token', 'Bearer') }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      forged: fc.constantFrom<Who>('alice', 'bob'),
+      op: fc.nat(),
+      n: fc.nat({ max: 5000 }),
+      scheme: fc.constantFrom('Token', 'Bearer'),
+    }),
+  },
 )
 
 function authorization(w: World, t: TokenChoice): string | undefined {
@@ -235,15 +327,66 @@ function authorization(w: World, t: TokenChoice): string | undefined {
 }
 
 // absurd list queries
-const QUERY_KEYS = ['limit', 'offset', 'tag', 'author', 'favorited', 'limit[]', 'tag[]', 'tag[0]', 'offset[a]', '__proto__', 'constructor', 'toString', '', 'LIMIT', 'a']
+const QUERY_KEYS = [
+  'limit',
+  'offset',
+  'tag',
+  'author',
+  'favorited',
+  'limit[]',
+  'tag[]',
+  'tag[0]',
+  'offset[a]',
+  '__proto__',
+  'constructor',
+  'toString',
+  '',
+  'LIMIT',
+  'a',
+]
 const ODD_VALUES = [
-  '-1', '0', '1', '1.5', '1e3', '0x10', ' 1', '1 ', '', '%', '%zz', '%00', '%ED%A0%80', 'NaN', 'Infinity', '-0', '+1', '00001', '100', '101',
-  '99999999999999999999999999999999999', '9'.repeat(400), '٣', '１', 'alice', 'ALICE', 'fuzz', '[]', '{}', 'null', 'true', '%2C', 'a,b', 'fuzz-target',
+  '-1',
+  '0',
+  '1',
+  '1.5',
+  '1e3',
+  '0x10',
+  ' 1',
+  '1 ',
+  '',
+  '%',
+  '%zz',
+  '%00',
+  '%ED%A0%80',
+  'NaN',
+  'Infinity',
+  '-0',
+  '+1',
+  '00001',
+  '100',
+  '101',
+  '99999999999999999999999999999999999',
+  '9'.repeat(400),
+  '٣',
+  '１',
+  'alice',
+  'ALICE',
+  'fuzz',
+  '[]',
+  '{}',
+  'null',
+  'true',
+  '%2C',
+  'a,b',
+  'fuzz-target',
 ]
 const queryArb = fc
   .array(
     fc.tuple(
-      fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...QUERY_KEYS) }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }).map(percentEncode) }),
+      fc.oneof(
+        { weight: 5, arbitrary: fc.constantFrom(...QUERY_KEYS) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 10 }).map(percentEncode) },
+      ),
       fc.oneof(
         { weight: 4, arbitrary: fc.constantFrom(...ODD_VALUES) },
         { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }).map(percentEncode) },
@@ -280,28 +423,86 @@ function fieldValueArb(field: string, limit: number): fc.Arbitrary<unknown> {
   return fc.oneof(
     { weight: 4, arbitrary: VALID[field] ?? fc.string() },
     { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
-    { weight: 1, arbitrary: fc.constantFrom('', ' ', '\t\n', '\u0000', '\u200b', '\ud800', '\udfff', 'a\ud800b', '🐉', 'e\u0301', '\ufeff', '__proto__', "'; DROP TABLE users; --") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        '\t\n',
+        '\u0000',
+        '\u200b',
+        '\ud800',
+        '\udfff',
+        'a\ud800b',
+        '🐉',
+        'e\u0301',
+        '\ufeff',
+        '__proto__',
+        "'; DROP TABLE users; --",
+      ),
+    },
     { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({})) },
-    { weight: 1, arbitrary: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 5 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 5 }),
+        fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
+      ),
+    },
     { weight: 2, arbitrary: fc.constantFrom(...sizes).chain((n) => fill(['a', 'é', '🐉', ' ', 'x '], Math.max(n, 0))) },
     {
       weight: 1,
-      arbitrary: fc.constantFrom(...sizes).chain((n) => fc.constantFrom(Array.from({ length: Math.max(n, 0) }, (_, i) => `t${i}`), Array(Math.max(n, 0)).fill('same'), [`${'x'.repeat(41)}`, 'ok'])),
+      arbitrary: fc.constantFrom(...sizes).chain((n) =>
+        fc.constantFrom(
+          Array.from({ length: Math.max(n, 0) }, (_, i) => `t${i}`),
+          Array(Math.max(n, 0)).fill('same'),
+          [`${'x'.repeat(41)}`, 'ok'],
+        ),
+      ),
     },
   )
 }
 const wrappedArb = (wrapper: Wrapper) =>
   fc
     .tuple(
-      fc.subarray(Object.keys(FIELDS[wrapper])).chain((keys) => fc.tuple(...keys.map((k) => fieldValueArb(k, FIELDS[wrapper][k]!).map((v) => [k, v] as const)))),
-      fc.dictionary(fc.constantFrom('extra', '__proto__', 'constructor', 'id', 'token', 'favoritesCount', 'author', 'slug'), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }),
+      fc
+        .subarray(Object.keys(FIELDS[wrapper]))
+        .chain((keys) => fc.tuple(...keys.map((k) => fieldValueArb(k, FIELDS[wrapper][k]!).map((v) => [k, v] as const)))),
+      fc.dictionary(
+        fc.constantFrom('extra', '__proto__', 'constructor', 'id', 'token', 'favoritesCount', 'author', 'slug'),
+        fc.jsonValue({ maxDepth: 1 }),
+        { maxKeys: 2 },
+      ),
     )
     .map(([fields, extra]) => ({ [wrapper]: { ...extra, ...Object.fromEntries(fields) } }))
 
 const RAW_BODIES = [
-  '{', '}', '[', ']', 'null', 'true', '0', '"x"', '{"user":', '{}x', '\ufeff{}', '{"a":1,}', 'NaN', "{'a':1}", '{"a":1}{"b":2}', '[[[[', '{"__proto__":{"admin":true}}',
-  '{"user":{"email":"\\ud800","password":"\\udfffabcdefgh"}}', '{"article":{"title":"\\ud800","description":"\\udc00","body":"x","tagList":["\\ud800"]}}',
-  '{"comment":{"body":"\\ud83d"}}', '{"user":{"bio":"\\u12"}}', '{"x":"\\x41"}', '"\\ud800"', '{"user":{"username":"a","username":"b"}}', '\u0000', ' \n\t ',
+  '{',
+  '}',
+  '[',
+  ']',
+  'null',
+  'true',
+  '0',
+  '"x"',
+  '{"user":',
+  '{}x',
+  '\ufeff{}',
+  '{"a":1,}',
+  'NaN',
+  "{'a':1}",
+  '{"a":1}{"b":2}',
+  '[[[[',
+  '{"__proto__":{"admin":true}}',
+  '{"user":{"email":"\\ud800","password":"\\udfffabcdefgh"}}',
+  '{"article":{"title":"\\ud800","description":"\\udc00","body":"x","tagList":["\\ud800"]}}',
+  '{"comment":{"body":"\\ud83d"}}',
+  '{"user":{"bio":"\\u12"}}',
+  '{"x":"\\x41"}',
+  '"\\ud800"',
+  '{"user":{"username":"a","username":"b"}}',
+  '\u0000',
+  ' \n\t ',
 ]
 type Body = { text: string; parsed?: unknown } | { bytes: Uint8Array } | { none: true }
 function bodyArb(wrapper: Wrapper | undefined): fc.Arbitrary<Body> {
@@ -310,9 +511,17 @@ function bodyArb(wrapper: Wrapper | undefined): fc.Arbitrary<Body> {
   const json = (v: unknown) => ({ text: JSON.stringify(v), parsed: v })
   return fc.oneof(
     { weight: 10, arbitrary: wrappedArb(w).map(json) },
-    { weight: 1, arbitrary: fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.constant([]), fc.array(fc.jsonValue({ maxDepth: 1 }))).map((v) => json({ [w]: v })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(fc.string(), fc.integer(), fc.constant(null), fc.constant([]), fc.array(fc.jsonValue({ maxDepth: 1 })))
+        .map((v) => json({ [w]: v })),
+    },
     { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map(json) },
-    { weight: 2, arbitrary: fc.oneof(fc.constantFrom(...RAW_BODIES), fc.string({ unit: 'binary', maxLength: 50 })).map((text) => ({ text })) },
+    {
+      weight: 2,
+      arbitrary: fc.oneof(fc.constantFrom(...RAW_BODIES), fc.string({ unit: 'binary', maxLength: 50 })).map((text) => ({ text })),
+    },
     {
       // nesting deep enough to matter, shallow enough to stay fast (the deeper cases are fixed tests below)
       weight: 2,
@@ -326,7 +535,12 @@ function bodyArb(wrapper: Wrapper | undefined): fc.Arbitrary<Body> {
         ][shape]!,
       })),
     },
-    { weight: 1, arbitrary: fc.constantFrom(1024 * 1024 - 40, 1024 * 1024 + 1, 3 * 1024 * 1024).map((n) => ({ text: `{"${w}":{"${field}":"${'x'.repeat(n)}"}}` })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(1024 * 1024 - 40, 1024 * 1024 + 1, 3 * 1024 * 1024)
+        .map((n) => ({ text: `{"${w}":{"${field}":"${'x'.repeat(n)}"}}` })),
+    },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ bytes: new Uint8Array([0x7b, ...bytes, 0xff, 0x7d]) })) },
     { weight: 1, arbitrary: fc.constant({ none: true as const }) },
   )
@@ -392,19 +606,26 @@ interface Generated {
 const clip = (t: string, n = 200) => (t.length > n ? `${t.slice(0, n)}…(${t.length} chars)` : t)
 /** How a generated request is printed in a failure report: short, whatever its size. */
 function describeGenerated(g: Generated): string {
-  const body = 'none' in g.body ? '(none)' : 'bytes' in g.body ? `bytes ${Buffer.from(g.body.bytes).toString('hex').slice(0, 100)}` : JSON.stringify(clip(g.body.text))
+  const body =
+    'none' in g.body
+      ? '(none)'
+      : 'bytes' in g.body
+        ? `bytes ${Buffer.from(g.body.bytes).toString('hex').slice(0, 100)}`
+        : JSON.stringify(clip(g.body.text))
   return `segments=${clip(JSON.stringify(g.segments))} token=${clip(JSON.stringify(g.token))} query=${JSON.stringify(clip(g.query))} content-type=${g.contentType} body=${body}`
 }
 
 function generated(route: Route): fc.Arbitrary<Generated> {
   const params = route.path.split('/').filter((s) => s.startsWith(':')).length
-  return fc.record({
-    segments: fc.tuple(...Array.from({ length: params }, () => segmentArb)),
-    token: route.auth === 'none' ? fc.oneof(fc.constant<TokenChoice>({ none: true }), tokenArb) : tokenArb,
-    query: route.query ? queryArb : fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb }),
-    body: route.method === 'GET' ? fc.constant<Body>({ none: true }) : bodyArb(route.body === 'bodiless' ? undefined : route.body),
-    contentType: contentTypeArb,
-  }).map((g) => Object.assign(g, { [fc.toStringMethod]: () => describeGenerated(g) }))
+  return fc
+    .record({
+      segments: fc.tuple(...Array.from({ length: params }, () => segmentArb)),
+      token: route.auth === 'none' ? fc.oneof(fc.constant<TokenChoice>({ none: true }), tokenArb) : tokenArb,
+      query: route.query ? queryArb : fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb }),
+      body: route.method === 'GET' ? fc.constant<Body>({ none: true }) : bodyArb(route.body === 'bodiless' ? undefined : route.body),
+      contentType: contentTypeArb,
+    })
+    .map((g) => Object.assign(g, { [fc.toStringMethod]: () => describeGenerated(g) }))
 }
 
 function build(w: World, route: Route, g: Generated): Sent {
@@ -436,7 +657,11 @@ function build(w: World, route: Route, g: Generated): Sent {
 
 const describeSent = (s: Sent) =>
   `${s.method} ${s.path.slice(0, 300)} headers=${JSON.stringify(s.headers).slice(0, 300)} body=${
-    s.body === undefined ? '(none)' : typeof s.body === 'string' ? JSON.stringify(s.body.slice(0, 300)) : `bytes ${Buffer.from(s.body).toString('hex').slice(0, 200)}`
+    s.body === undefined
+      ? '(none)'
+      : typeof s.body === 'string'
+        ? JSON.stringify(s.body.slice(0, 300))
+        : `bytes ${Buffer.from(s.body).toString('hex').slice(0, 200)}`
   }`
 
 // ------------------------------------------------------------------ the properties
@@ -464,7 +689,8 @@ describe('every route of the contract, under generated adversarial requests', ()
           requests++
           const changed = JSON.stringify(before) !== JSON.stringify(after)
           const problems = problemsOf(sent, res, changed)
-          if (problems.length) throw new Error(`${describeSent(sent)}\n  -> ${res.status} ${res.text.slice(0, 300)}\n  ${problems.join('\n  ')}`)
+          if (problems.length)
+            throw new Error(`${describeSent(sent)}\n  -> ${res.status} ${res.text.slice(0, 300)}\n  ${problems.join('\n  ')}`)
           // an accepted write changed the world: start the next run from a fresh one, and let the old
           // one's connections go (on PostgreSQL, a run with many accepted writes ran out of them)
           if (changed) {
@@ -521,17 +747,22 @@ describe('odd percent-encoding in path segments', () => {
 
   test(`DELETE /api/articles/:slug/comments/<${SEGMENTS.join(' ')}> answers 404 comment not found (not a decimal id: DECISIONS.md)`, async () => {
     const w = await makeWorld()
-    expect(await answers(w, 'DELETE', (seg) => `/api/articles/${w.slug}/comments/${seg}`, w.tokens.alice)).toEqual(every('404 {"errors":{"comment":["not found"]}}'))
+    expect(await answers(w, 'DELETE', (seg) => `/api/articles/${w.slug}/comments/${seg}`, w.tokens.alice)).toEqual(
+      every('404 {"errors":{"comment":["not found"]}}'),
+    )
     expect(await w.db.count('SELECT count(*) FROM comments')).toBe(1)
   })
 
-  test.each(['%00', '%2F', 'fuzz%2Dtarget', 'FUZZ-TARGET', 'fuzz-target%20'])('GET /api/articles/%s: decoded and matched exactly', async (seg) => {
-    const w = await makeWorld()
-    const res = await send(w.app, 'GET', `/api/articles/${seg}`, {})
-    const decoded = decodeURIComponent(seg)
-    if (decoded === w.slug) expect(res.status).toBe(200)
-    else expect({ status: res.status, body: JSON.parse(res.text) }).toEqual({ status: 404, body: { errors: { article: ['not found'] } } })
-  })
+  test.each(['%00', '%2F', 'fuzz%2Dtarget', 'FUZZ-TARGET', 'fuzz-target%20'])(
+    'GET /api/articles/%s: decoded and matched exactly',
+    async (seg) => {
+      const w = await makeWorld()
+      const res = await send(w.app, 'GET', `/api/articles/${seg}`, {})
+      const decoded = decodeURIComponent(seg)
+      if (decoded === w.slug) expect(res.status).toBe(200)
+      else expect({ status: res.status, body: JSON.parse(res.text) }).toEqual({ status: 404, body: { errors: { article: ['not found'] } } })
+    },
+  )
 })
 
 describe('lone surrogates (invalid Unicode in JSON escapes)', () => {
@@ -553,7 +784,10 @@ describe('lone surrogates (invalid Unicode in JSON escapes)', () => {
     const again = JSON.parse((await send(w.app, 'GET', `/api/articles/${article.slug}`, {})).text).article
     expect(again.title).toBe(article.title)
     expect(again.description).toBe(article.description)
-    const bytes = (await w.db.get<{ t: Uint8Array; d: Uint8Array }>(`SELECT ${bytesOf('title')} AS t, ${bytesOf('description')} AS d FROM articles WHERE slug = ?`, article.slug))!
+    const bytes = (await w.db.get<{ t: Uint8Array; d: Uint8Array }>(
+      `SELECT ${bytesOf('title')} AS t, ${bytesOf('description')} AS d FROM articles WHERE slug = ?`,
+      article.slug,
+    ))!
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes.t)).not.toThrow()
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes.d)).not.toThrow()
   })
@@ -569,7 +803,17 @@ describe('lone surrogates (invalid Unicode in JSON escapes)', () => {
     const article = JSON.parse(res.text).article
     // the database holds valid UTF-8 only
     for (const row of await w.db.all<{ name: string; bytes: Uint8Array }>(`SELECT name, ${bytesOf('name')} AS bytes FROM tags`)) {
-      expect({ tag: row.name, valid: (() => { try { new TextDecoder('utf-8', { fatal: true }).decode(row.bytes); return true } catch { return false } })() }).toEqual({ tag: row.name, valid: true })
+      expect({
+        tag: row.name,
+        valid: (() => {
+          try {
+            new TextDecoder('utf-8', { fatal: true }).decode(row.bytes)
+            return true
+          } catch {
+            return false
+          }
+        })(),
+      }).toEqual({ tag: row.name, valid: true })
     }
     // every tag the article shows lists it, and /api/tags shows the same spelling
     const tags = JSON.parse((await send(w.app, 'GET', '/api/tags', {})).text).tags as string[]
@@ -585,23 +829,42 @@ describe('fixed adversarial bodies', () => {
   // Deep nesting costs the server time only where it validates the value, so every case is also timed:
   // one request may not hold the (single) event loop for a second.
   test.each([
-    ['a 10,000-deep array as a field value (20 KB)', `{"article":{"title":${'['.repeat(10_000)}${']'.repeat(10_000)},"description":"d","body":"b"}}`],
-    ['a 15,000-deep object as a field value (75 KB)', `{"article":{"title":"t","description":${'{"a":'.repeat(15_000)}1${'}'.repeat(15_000)},"body":"b"}}`],
+    [
+      'a 10,000-deep array as a field value (20 KB)',
+      `{"article":{"title":${'['.repeat(10_000)}${']'.repeat(10_000)},"description":"d","body":"b"}}`,
+    ],
+    [
+      'a 15,000-deep object as a field value (75 KB)',
+      `{"article":{"title":"t","description":${'{"a":'.repeat(15_000)}1${'}'.repeat(15_000)},"body":"b"}}`,
+    ],
     ['a 16,000-deep array as the whole body (32 KB)', '['.repeat(16_000) + ']'.repeat(16_000)],
-    ['a 100,000-deep object under an unknown key (600 KB)', `{"article":{"title":"","description":"d","body":"b","x":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}}`],
+    [
+      'a 100,000-deep object under an unknown key (600 KB)',
+      `{"article":{"title":"","description":"d","body":"b","x":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}}`,
+    ],
     ['an unterminated 500,000-deep array (500 KB)', '['.repeat(500_000)],
-  ])('POST /api/articles with %s answers 400 or 422 within a second and stores nothing', async (_what, body) => {
-    const w = await makeWorld()
-    const before = await snapshot(w.db)
-    const t0 = performance.now()
-    const res = await send(w.app, 'POST', '/api/articles', { authorization: `Token ${w.tokens.alice}`, 'content-type': 'application/json' }, body)
-    const ms = Math.round(performance.now() - t0)
-    // status and body in one string, so a failure shows both
-    expect(`${res.status} ${res.text.slice(0, 200)}`).toMatch(/^(400|422) /)
-    expect(isEnvelope(JSON.parse(res.text))).toBe(true)
-    expect(await snapshot(w.db)).toEqual(before)
-    expect(ms).toBeLessThan(1000)
-  }, 30_000)
+  ])(
+    'POST /api/articles with %s answers 400 or 422 within a second and stores nothing',
+    async (_what, body) => {
+      const w = await makeWorld()
+      const before = await snapshot(w.db)
+      const t0 = performance.now()
+      const res = await send(
+        w.app,
+        'POST',
+        '/api/articles',
+        { authorization: `Token ${w.tokens.alice}`, 'content-type': 'application/json' },
+        body,
+      )
+      const ms = Math.round(performance.now() - t0)
+      // status and body in one string, so a failure shows both
+      expect(`${res.status} ${res.text.slice(0, 200)}`).toMatch(/^(400|422) /)
+      expect(isEnvelope(JSON.parse(res.text))).toBe(true)
+      expect(await snapshot(w.db)).toEqual(before)
+      expect(ms).toBeLessThan(1000)
+    },
+    30_000,
+  )
 
   test('a prototype-polluting body changes no object of the server', async () => {
     const w = await makeWorld()

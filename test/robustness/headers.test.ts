@@ -32,11 +32,15 @@ const STRICT_REFERRER = ['no-referrer', 'same-origin', 'strict-origin', 'strict-
 /** What every API response (success or error, any status) must carry. */
 function apiHeaderProblems(what: string, headers: Headers): string[] {
   const out: string[] = []
-  if (headers.get('x-content-type-options') !== 'nosniff') out.push(`${what}: X-Content-Type-Options ${headers.get('x-content-type-options')}`)
-  if (!STRICT_REFERRER.includes(headers.get('referrer-policy') ?? '')) out.push(`${what}: Referrer-Policy ${headers.get('referrer-policy')}`)
+  if (headers.get('x-content-type-options') !== 'nosniff')
+    out.push(`${what}: X-Content-Type-Options ${headers.get('x-content-type-options')}`)
+  if (!STRICT_REFERRER.includes(headers.get('referrer-policy') ?? ''))
+    out.push(`${what}: Referrer-Policy ${headers.get('referrer-policy')}`)
   const policy = csp(headers.get('content-security-policy'))
-  if (policy.get('default-src')?.join(' ') !== "'none'") out.push(`${what}: CSP default-src ${JSON.stringify(policy.get('default-src'))} (${headers.get('content-security-policy')})`)
-  if (policy.get('frame-ancestors')?.join(' ') !== "'none'") out.push(`${what}: CSP frame-ancestors ${JSON.stringify(policy.get('frame-ancestors'))}`)
+  if (policy.get('default-src')?.join(' ') !== "'none'")
+    out.push(`${what}: CSP default-src ${JSON.stringify(policy.get('default-src'))} (${headers.get('content-security-policy')})`)
+  if (policy.get('frame-ancestors')?.join(' ') !== "'none'")
+    out.push(`${what}: CSP frame-ancestors ${JSON.stringify(policy.get('frame-ancestors'))}`)
   for (const [name, sources] of policy) {
     if (name === 'default-src' || name === 'frame-ancestors' || name === 'base-uri' || name === 'form-action') continue
     if (sources.some((s) => s !== "'none'")) out.push(`${what}: CSP ${name} opens ${sources.join(' ')}`)
@@ -48,11 +52,22 @@ function apiHeaderProblems(what: string, headers: Headers): string[] {
 
 describe('security headers on API responses', () => {
   test('on every status every route gives: 200, 201, 204, 400, 401, 403, 404, 413, 422, 429, preflight, health', async () => {
-    const app = await testApp({ ...cheap, bodyLimitBytes: 4096, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
+    const app = await testApp({
+      ...cheap,
+      bodyLimitBytes: 4096,
+      loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 },
+    })
     const jake = await registerUser(app)
     const jane = await registerUser(app)
-    const article = (await app.request('POST', '/api/articles', { token: jake.token, body: { article: { title: 'Headers', description: 'd', body: 'b', tagList: ['h'] } } })).body.article
-    const comment = (await app.request('POST', `/api/articles/${article.slug}/comments`, { token: jane.token, body: { comment: { body: 'c' } } })).body.comment
+    const article = (
+      await app.request('POST', '/api/articles', {
+        token: jake.token,
+        body: { article: { title: 'Headers', description: 'd', body: 'b', tagList: ['h'] } },
+      })
+    ).body.article
+    const comment = (
+      await app.request('POST', `/api/articles/${article.slug}/comments`, { token: jane.token, body: { comment: { body: 'c' } } })
+    ).body.comment
     const seen = new Set<number>()
     const problems: string[] = []
     const check = async (method: string, path: string, options: Parameters<TestApp['request']>[2] = {}) => {
@@ -60,7 +75,8 @@ describe('security headers on API responses', () => {
       seen.add(res.status)
       problems.push(...apiHeaderProblems(`${method} ${path} -> ${res.status}`, res.headers))
       if (res.status >= 400) {
-        if (res.headers.get('content-type') !== JSON_TYPE) problems.push(`${method} ${path} -> ${res.status}: content-type ${res.headers.get('content-type')}`)
+        if (res.headers.get('content-type') !== JSON_TYPE)
+          problems.push(`${method} ${path} -> ${res.status}: content-type ${res.headers.get('content-type')}`)
       }
       return res
     }
@@ -123,8 +139,14 @@ describe('security headers on API responses', () => {
   test('a 429 carries Retry-After and the same headers as any error', async () => {
     const app = await testApp({ ...cheap, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
     const jake = await registerUser(app)
-    await app.request('POST', '/api/users/login', { body: { user: { email: jake.email, password: 'wrong password' } }, headers: { origin: 'https://app.example' } })
-    const res = await app.request('POST', '/api/users/login', { body: { user: { email: jake.email, password: 'wrong password' } }, headers: { origin: 'https://app.example' } })
+    await app.request('POST', '/api/users/login', {
+      body: { user: { email: jake.email, password: 'wrong password' } },
+      headers: { origin: 'https://app.example' },
+    })
+    const res = await app.request('POST', '/api/users/login', {
+      body: { user: { email: jake.email, password: 'wrong password' } },
+      headers: { origin: 'https://app.example' },
+    })
     expect(res.status).toBe(429)
     expect(apiHeaderProblems('429', res.headers)).toEqual([])
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
@@ -148,7 +170,11 @@ describe('the Swagger page', () => {
     expect(policy.get('default-src')).toBeDefined()
     for (const name of ['default-src', 'script-src', 'style-src', 'img-src', 'connect-src']) {
       // only this origin (and inline / data: images where needed): no wildcard, no scheme-wide or remote source
-      for (const s of sources(name)) expect({ name, source: s }).toEqual({ name, source: expect.stringMatching(/^('self'|'none'|'unsafe-inline'|'sha(256|384|512)-[A-Za-z0-9+/=]+'|'nonce-[^']+'|data:)$/) })
+      for (const s of sources(name))
+        expect({ name, source: s }).toEqual({
+          name,
+          source: expect.stringMatching(/^('self'|'none'|'unsafe-inline'|'sha(256|384|512)-[A-Za-z0-9+/=]+'|'nonce-[^']+'|data:)$/),
+        })
       expect(sources(name).includes('data:') && name !== 'img-src').toBe(false)
     }
     expect(sources('script-src')).toContain("'self'")
@@ -330,12 +356,17 @@ describe('login throttling per (account, address)', () => {
     const statuses: number[] = []
     for (let i = 0; i < 30; i++) {
       // failing registrations (taken / invalid) and good ones alike
-      const user = i % 3 === 0 ? { username: `reg${i}`, email: `reg${i}@example.com`, password: 'password123' } : { username: '', email: 'newcomer', password: 'x' }
+      const user =
+        i % 3 === 0
+          ? { username: `reg${i}`, email: `reg${i}@example.com`, password: 'password123' }
+          : { username: '', email: 'newcomer', password: 'x' }
       statuses.push((await app.request('POST', '/api/users', { body: { user } })).status)
     }
     expect(statuses.filter((s) => s === 429)).toEqual([])
     expect(statuses.filter((s) => s === 201)).toHaveLength(10)
-    const res = await app.request('POST', '/api/users', { body: { user: { username: 'newcomer', email: 'newcomer@example.com', password: 'password123' } } })
+    const res = await app.request('POST', '/api/users', {
+      body: { user: { username: 'newcomer', email: 'newcomer@example.com', password: 'password123' } },
+    })
     expect(res.status).toBe(201)
   })
 })

@@ -17,8 +17,7 @@ import { registerUser } from '../support/fixtures.ts'
 const cheap = { passwordHash: { memoryCost: 256, timeCost: 1 } }
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
 const hmac = (secret: string, input: string, alg = 'sha256') => crypto.createHmac(alg, secret).update(input).digest('base64url')
-const secretOf = async (app: TestApp) =>
-  (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
+const secretOf = async (app: TestApp) => (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
 const payloadOf = (token: string): Claims => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())
 /** header and payload as given (header may be raw JSON text), signed with HMAC-SHA256 of `secret` */
 const signRaw = (header: string, payload: unknown, secret: string, alg = 'sha256') => {
@@ -95,7 +94,10 @@ describe('extra and duplicate dots around an otherwise valid token', () => {
     ['a dot inside the signature', (h: string, p: string, s: string) => `${h}.${p}.${s.slice(0, 20)}.${s.slice(20)}`],
     ['header and payload swapped', (h: string, p: string, s: string) => `${p}.${h}.${s}`],
     ['base64 padding on the payload', (h: string, p: string, s: string) => `${h}.${p}==.${s}`],
-    ['standard base64 characters in the signature', (h: string, p: string, s: string) => `${h}.${p}.${s.replace(/-/g, '+').replace(/_/g, '/')}${/[-_]/.test(s) ? '' : '+'}`],
+    [
+      'standard base64 characters in the signature',
+      (h: string, p: string, s: string) => `${h}.${p}.${s.replace(/-/g, '+').replace(/_/g, '/')}${/[-_]/.test(s) ? '' : '+'}`,
+    ],
     ['whitespace inside', (h: string, p: string, s: string) => `${h}. ${p}.${s}`],
   ])('rejects the token with %s', async (_what, make) => {
     const { app, user } = await setup()
@@ -109,7 +111,10 @@ describe('very long tokens', () => {
     ['64 KB of base64url characters', () => 'a'.repeat(64 * 1024)],
     ['1 MB of base64url characters', () => 'a'.repeat(1024 * 1024)],
     ['a valid token followed by 256 KB in its signature', (t: string) => `${t}${'A'.repeat(256 * 1024)}`],
-    ['a 512 KB payload with a valid header and signature', (t: string) => `${t.split('.')[0]}.${'e'.repeat(512 * 1024)}.${t.split('.')[2]}`],
+    [
+      'a 512 KB payload with a valid header and signature',
+      (t: string) => `${t.split('.')[0]}.${'e'.repeat(512 * 1024)}.${t.split('.')[2]}`,
+    ],
     ['100,000 dots', () => '.'.repeat(100_000)],
   ])('%s: 401 "is invalid", quickly', async (_what, make) => {
     const { app, user } = await setup()

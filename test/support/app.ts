@@ -10,7 +10,11 @@ export interface TestApp {
   config: Config
   app: App
   /** Sends a request through the real app. `body` objects are sent as JSON. */
-  request(method: string, path: string, options?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<TestResponse>
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string; headers?: Record<string, string> },
+  ): Promise<TestResponse>
 }
 export interface TestResponse {
   status: number

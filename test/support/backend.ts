@@ -73,9 +73,12 @@ export function sqliteQueries(db: Database): QueryDb {
 
 /** Queries on a PostgreSQL database (in `schema`, when given). */
 export function postgresQueries(url: string, schema?: string): QueryDb {
-  const direct = new SQL({ url, max: 1, idleTimeout: 5, ...(schema ? { connection: { search_path: schema } } : {}) } as ConstructorParameters<
-    typeof SQL
-  >[0])
+  const direct = new SQL({
+    url,
+    max: 1,
+    idleTimeout: 5,
+    ...(schema ? { connection: { search_path: schema } } : {}),
+  } as ConstructorParameters<typeof SQL>[0])
   const numbered = (sql: string) => {
     let i = 0
     return sql.replace(/\?/g, () => `$${++i}`)

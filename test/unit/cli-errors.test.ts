@@ -30,7 +30,9 @@ describe.skipIf(onPostgres)('explain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-cli-errors-'))
     try {
       const busy = await explain(sqliteError('SQLITE_BUSY', 'database is locked'), { databasePath: join(dir, 'c.db') })
-      expect(busy.line).toBe(`the database ${join(dir, 'c.db')} stayed locked by another process (database is locked); wait for it to finish and try again`)
+      expect(busy.line).toBe(
+        `the database ${join(dir, 'c.db')} stayed locked by another process (database is locked); wait for it to finish and try again`,
+      )
       const full = await explain(sqliteError('SQLITE_FULL', 'database or disk is full'), { databasePath: join(dir, 'c.db') })
       expect(full.line).toContain('disk is full')
     } finally {
@@ -40,15 +42,24 @@ describe.skipIf(onPostgres)('explain', () => {
 
   test('usage, configuration and migration errors exit 2; a migration error names the database', async () => {
     expect(await explain(new UsageError('usage: conduit migrate'), {})).toEqual({ line: 'usage: conduit migrate', exitCode: 2 })
-    expect(await explain(new ConfigError('PORT must be an integer, got "x"'), {})).toEqual({ line: 'PORT must be an integer, got "x"', exitCode: 2 })
-    const newer = await explain(new MigrationError('database schema version 9 is newer than this binary knows (1)'), { databasePath: '/data/c.db' })
+    expect(await explain(new ConfigError('PORT must be an integer, got "x"'), {})).toEqual({
+      line: 'PORT must be an integer, got "x"',
+      exitCode: 2,
+    })
+    const newer = await explain(new MigrationError('database schema version 9 is newer than this binary knows (1)'), {
+      databasePath: '/data/c.db',
+    })
     expect(newer).toEqual({ line: '/data/c.db: database schema version 9 is newer than this binary knows (1)', exitCode: 2 })
     expect(await explain(new CliError('backup: x'), {})).toEqual({ line: 'backup: x', exitCode: 1 })
   })
 
   test('anything else: the command and the message on one line, marked unexpected', async () => {
     const e = Object.assign(new Error('something\nbroke\n  badly'), { code: 'EWHATEVER' })
-    expect(await explain(e, { command: 'migrate' })).toEqual({ line: 'migrate failed: something broke badly (EWHATEVER)', exitCode: 1, unexpected: true })
+    expect(await explain(e, { command: 'migrate' })).toEqual({
+      line: 'migrate failed: something broke badly (EWHATEVER)',
+      exitCode: 1,
+      unexpected: true,
+    })
     expect((await explain('a string', {})).line).toBe('failed: a string')
     expect((await explain(undefined, {})).line).toBe('failed: unknown error')
   })

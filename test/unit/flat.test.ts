@@ -11,7 +11,8 @@ const liveStrings = () => {
 }
 
 // Built the way cached parts are: a template of many pieces (a rope).
-const piece = (i: number) => `{"slug":${JSON.stringify(`slug-${i}`)},"title":${JSON.stringify(`Title ${i} ü`)},"description":${JSON.stringify(`about ${i}`)},"n":${i},"favorited":`
+const piece = (i: number) =>
+  `{"slug":${JSON.stringify(`slug-${i}`)},"title":${JSON.stringify(`Title ${i} ü`)},"description":${JSON.stringify(`about ${i}`)},"n":${i},"favorited":`
 
 describe.skipIf(onPostgres)('flat: a cached string keeps no pieces alive', () => {
   test('the result is one flat string with the same characters', () => {

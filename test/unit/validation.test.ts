@@ -184,6 +184,11 @@ describe.skipIf(onPostgres)('validationErrors', () => {
   })
 
   test('is empty for a valid value', () => {
-    expect(validationErrors(Value.Errors(RegisterBody, { user: { username: 'jake', email: 'jake@example.com', password: 'password123' } }), true)).toEqual({})
+    expect(
+      validationErrors(
+        Value.Errors(RegisterBody, { user: { username: 'jake', email: 'jake@example.com', password: 'password123' } }),
+        true,
+      ),
+    ).toEqual({})
   })
 })

@@ -1,5 +1,5 @@
 import { SQL, type TransactionSQL } from 'bun'
-import { DatabaseUnavailable } from '../store.ts'
+import { DatabaseUnavailable } from '../types.ts'
 
 export interface ClientOptions {
   /** connections in the pool */

@@ -24,10 +24,7 @@ interface Migration {
  * Never edit a migration that has landed: add the next number. The PostgreSQL
  * migrations carry the same numbers and meaning (src/db/migrations/postgres).
  */
-export const migrations: readonly Migration[] = [
-  { sql: m001 },
-  { sql: m002, after: fillUsernameKeys, foreignKeysOff: true },
-]
+export const migrations: readonly Migration[] = [{ sql: m001 }, { sql: m002, after: fillUsernameKeys, foreignKeysOff: true }]
 
 export function schemaVersion(db: Database): number {
   return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version

@@ -1,0 +1,17 @@
+/**
+ * What storage code on both backends and the features above it share: a leaf
+ * module (it imports nothing), so that the features' store interfaces and
+ * db/store.ts, which gathers them, never import each other.
+ */
+
+/** A value now, or later: the SQLite side answers synchronously, the PostgreSQL side asynchronously. */
+export type Awaitable<T> = T | Promise<T>
+
+export type Backend = 'sqlite' | 'postgres'
+
+/** The database could not be reached: answered 503, never 500. */
+export class DatabaseUnavailable extends Error {
+  constructor(cause?: unknown) {
+    super('database unavailable', { cause })
+  }
+}
