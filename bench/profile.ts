@@ -178,8 +178,8 @@ function groupOf(stack: Frame[]): string {
   const callerName = caller?.name ?? ''
   if (leaf.native) {
     const n = leaf.name
-    if (n === 'get' && /src\/db\/changes\.ts$/.test(caller?.module ?? ''))
-      return 'cache versioning: PRAGMA data_version read on every version check (src/db/changes.ts)'
+    if (n === 'get' && /src\/db\/sqlite\/changes\.ts$/.test(caller?.module ?? ''))
+      return 'cache versioning: PRAGMA data_version and the change log (src/db/sqlite/changes.ts)'
     if (
       SQLITE_NATIVES.has(n) &&
       (caller?.module === 'bun:sqlite' || /src\/.*(queries|list|changes|secret|database|checkpointer)\.ts$/.test(caller?.module ?? ''))
@@ -202,10 +202,11 @@ function groupOf(stack: Frame[]): string {
     return 'Elysia (routing, hooks, handler composition)'
   if (/node_modules\/@sinclair\/typebox\//.test(mod)) return 'TypeBox validation'
   if (/node_modules\//.test(mod)) return `other dependencies (${mod.split('/').slice(1, 3).join('/')})`
-  if (/src\/(http\/responses|db\/changes)\.ts$/.test(mod))
-    return 'caches: response cache and versioning (src/http/responses.ts, src/db/changes.ts)'
+  if (/src\/(http\/responses|cache\/[a-z]+)\.ts$/.test(mod))
+    return 'caches: response cache and versioning (src/http/responses.ts, src/cache)'
   if (/src\/auth\//.test(mod)) return 'auth: token checks (src/auth)'
-  if (/src\/app\.ts$/.test(mod)) return 'app entry: cache lookup, CORS/security headers, error mapping (src/app.ts)'
+  if (/src\/(app|http\/entry|http\/dispatch|http\/query)\.ts$/.test(mod))
+    return 'request entry and dispatch: cache lookup, route match, query, headers (src/http/entry.ts, dispatch.ts, query.ts)'
   if (/src\/http\//.test(mod)) return 'http helpers (src/http)'
   if (/src\/(articles|comments|profiles|tags|users)\//.test(mod))
     return 'handlers and JSON assembly in JS (src/articles, comments, profiles, tags, users)'

@@ -56,6 +56,8 @@ export interface Config {
   singleInstance: boolean
   /** what the caches of one process may hold, in MiB (keys and bookkeeping included) */
   cacheMb: number
+  /** answer plain GETs from caches before the framework (false: every request through it; for diagnosis) */
+  fastPath: boolean
 }
 
 export class ConfigError extends Error {}
@@ -84,6 +86,7 @@ export const defaults: Config = {
   workers: 1,
   singleInstance: false,
   cacheMb: 90,
+  fastPath: true,
 }
 
 type Env = Record<string, string | undefined>
@@ -137,6 +140,7 @@ export const environment = {
   SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
   CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90; see the README on memory)',
+  FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
 } as const
 
 export function loadConfig(env: Env = process.env): Config {
@@ -183,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('SHUTDOWN_DELAY_SECONDS'))) c.shutdownDelayMs = integer('SHUTDOWN_DELAY_SECONDS', s, 0, 600) * 1000
   if ((s = v('SINGLE_INSTANCE'))) c.singleInstance = boolean('SINGLE_INSTANCE', s)
   if ((s = v('CACHE_MB'))) c.cacheMb = integer('CACHE_MB', s, 1, 65536)
+  if ((s = v('FAST_PATH'))) c.fastPath = boolean('FAST_PATH', s)
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
 }

@@ -1,5 +1,5 @@
 import type { Built } from '../cache/cache.ts'
-import type { Caches } from '../cache/caches.ts'
+import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { Flights } from '../cache/flights.ts'
 import { keys } from '../cache/keys.ts'
 import type { Store } from '../db/store.ts'
@@ -106,60 +106,75 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     )
   }
 
+  const cachedItem = (id: number) => caches.items.get(id)
+  const cachedHead = (authorId: number) => caches.authors.get(authorId)
+
   /**
-   * A page as the list JSON seen by `viewer` from cached parts alone,
-   * synchronously; undefined when any part is not cached (then `render`
-   * reads what is missing).
+   * A page as the list JSON seen by `viewer`: the one composition of a page,
+   * whether its parts came from the caches alone (`complete`: a part that
+   * is missing is not cached, and nothing is composed) or were read (a part
+   * that is missing was deleted after the page's ids were read, and is left
+   * out: the answer then depends on every list, and is not kept long).
    */
-  function compose(p: Built<PageIds>, viewer: number): Built<Body> | undefined {
-    const flags = profiles.cachedFlags(viewer)
-    if (flags === undefined || flags.favorites === null) return undefined
+  function composePage(
+    p: Built<PageIds>,
+    viewer: number,
+    flags: ViewerFlags,
+    favorited: (id: number) => boolean,
+    item: (id: number) => ArticleParts | undefined,
+    head: (authorId: number) => string | undefined,
+    complete: boolean,
+  ): Built<Body> | undefined {
     const { ids, total } = p.value
     const deps = p.deps.slice()
     if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
     const out: Pieces = [ARTICLES]
+    let shown = 0
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
-      const a = caches.items.get(id)
-      if (a === undefined) return undefined
-      const head = caches.authors.get(a.authorId)
-      if (head === undefined) return undefined
-      if (i) out.push(',')
-      articlePieces(out, a, head, flags.favorites.has(id), flags.followees.has(a.authorId))
+      const a = item(id)
+      const author = a === undefined ? undefined : head(a.authorId)
+      if (a === undefined || author === undefined) {
+        if (complete) return undefined
+        continue
+      }
+      if (shown++) out.push(',')
+      articlePieces(out, a, author, favorited(id), flags.followees.has(a.authorId))
       deps.push(keys.article(id), keys.user(a.authorId))
     }
+    if (shown < ids.length) deps.push(keys.anyList, keys.newest)
     out.push(COUNT, total, '}')
     return { value: out, deps }
+  }
+
+  /** A page from cached parts alone, synchronously; undefined when any part is not cached. */
+  function compose(p: Built<PageIds>, viewer: number): Built<Body> | undefined {
+    const flags = profiles.cachedFlags(viewer)
+    if (flags === undefined || flags.favorites === null) return undefined
+    const favorites = flags.favorites
+    return composePage(p, viewer, flags, (id) => favorites.has(id), cachedItem, cachedHead, true)
   }
 
   /** A page as the list JSON seen by `viewer` (0: anonymous), reading the parts the caches miss. */
   async function render(p: Built<PageIds>, viewer: number): Promise<Built<Body>> {
     const composed = compose(p, viewer)
     if (composed) return composed
-    const { ids, total } = p.value
-    const deps = [...p.deps]
-    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-    if (!ids.length) return { value: [ARTICLES, COUNT, total, '}'], deps }
+    const { ids } = p.value
     const [parts, flags] = await Promise.all([items(ids), profiles.flags(viewer)])
     const present = ids.filter((id) => parts.has(id))
     const [heads, favorited] = await Promise.all([
       profiles.authorHeads(present.map((id) => parts.get(id)!.authorId)),
       profiles.favoritedAmong(viewer, flags, present),
     ])
-    const out: Pieces = [ARTICLES]
-    let shown = 0
-    for (const id of present) {
-      const a = parts.get(id)!
-      const head = heads.get(a.authorId)
-      // an article or author deleted after the page was read: left out, the answer is not kept
-      if (head === undefined) continue
-      if (shown++) out.push(',')
-      articlePieces(out, a, head, favorited(id), flags.followees.has(a.authorId))
-      deps.push(keys.article(id), keys.user(a.authorId))
-    }
-    if (shown < ids.length) deps.push(keys.anyList, keys.newest)
-    out.push(COUNT, total, '}')
-    return { value: out, deps }
+    return composePage(
+      p,
+      viewer,
+      flags,
+      favorited,
+      (id) => parts.get(id),
+      (a) => heads.get(a),
+      false,
+    )!
   }
 
   /** The article at `slug` as seen by `viewer`, or 404. */
@@ -176,15 +191,28 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
   const listKey = (filters: ListFilters, p: Page) => `${filterKey(filters)}|${p.limit}|${p.offset}`
   const feedKey = (viewer: number, p: Page) => `feed|${viewer}|${p.limit}|${p.offset}`
 
-  /** The single article JSON from cached parts alone, or undefined. */
-  function composeArticle(id: number, authorId: number, viewer: number): Built<Body> | undefined {
+  /** The article JSON seen by `viewer`, from its parts: the one composition of an article. */
+  function composeArticle(
+    id: number,
+    authorId: number,
+    viewer: number,
+    parts: ArticleParts,
+    head: string,
+    flags: ViewerFlags,
+    favorited: boolean,
+  ) {
+    const deps = [keys.article(id), keys.user(authorId)]
+    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
+    return { value: single(parts, head, favorited, flags.followees.has(authorId)), deps }
+  }
+
+  /** The article from cached parts alone, or undefined. */
+  function cachedArticle(id: number, authorId: number, viewer: number): Built<Body> | undefined {
     const parts = caches.articles.get(id)
     const head = caches.authors.get(authorId)
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || head === undefined || flags === undefined || flags.favorites === null) return undefined
-    const deps = [keys.article(id), keys.user(authorId)]
-    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-    return { value: single(parts, head, flags.favorites.has(id), flags.followees.has(authorId)), deps }
+    return composeArticle(id, authorId, viewer, parts, head, flags, flags.favorites.has(id))
   }
 
   return {
@@ -207,7 +235,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     /** GET /api/articles/:slug from cached parts alone, or undefined. */
     cachedArticle(slug: string, viewer: number): Built<Body> | undefined {
       const a = caches.slugs.get(slug)
-      return a && composeArticle(a.id, a.author_id, viewer)
+      return a && cachedArticle(a.id, a.author_id, viewer)
     },
 
     /** GET /api/articles */
@@ -233,7 +261,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     /** GET /api/articles/:slug */
     async article(slug: string, viewer: number): Promise<Built<Body>> {
       const { id, author_id } = await bySlug(slug)
-      const composed = composeArticle(id, author_id, viewer)
+      const composed = cachedArticle(id, author_id, viewer)
       if (composed) return composed
       let parts = caches.articles.get(id)
       if (parts === undefined) {
@@ -248,9 +276,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       const favorited = await profiles.favoritedAmong(viewer, flags, [id])
       const head = heads.get(author_id)
       if (head === undefined) throw notFound('article')
-      const deps = [keys.article(id), keys.user(author_id)]
-      if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
-      return { value: single(parts, head, favorited(id), flags.followees.has(author_id)), deps }
+      return composeArticle(id, author_id, viewer, parts, head, flags, favorited(id))
     },
   }
 }

@@ -1,6 +1,8 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
+import { MAX_FILTER_VALUES } from './query.ts'
 
 const Title = text('title', 1, 200, { description: 'trimmed; 1-200 characters' })
 const Description = text('description', 1, 1000, { description: 'trimmed; 1-1,000 characters' })
@@ -35,19 +37,23 @@ const articleFields = {
   createdAt: t.String({ format: 'date-time' }),
   updatedAt: t.String({ format: 'date-time' }),
   favorited: t.Boolean(),
-  favoritesCount: t.Integer(),
+  favoritesCount: Type.Integer({ minimum: 0 }),
   author: Profile,
 }
 export const Article = t.Object({ ...articleFields, body: t.String() })
 export const ArticleResponse = t.Object({ article: Article })
 export const ArticleListResponse = t.Object({
   articles: t.Array(t.Object(articleFields), { description: 'newest first; list items carry no body' }),
-  articlesCount: t.Integer({ description: 'all articles matching the filters, not the page size' }),
+  articlesCount: Type.Integer({ minimum: 0, description: 'all articles matching the filters, not the page size' }),
 })
 
-const Names = t.Union([t.String(), t.Array(t.String())], {
-  description: 'repeat the parameter for several values (ANY of them)',
-})
+/** A filter: the parameter repeated for several values, each literal (a comma is part of a value). */
+const Names = (what: string) =>
+  t.Array(t.String(), {
+    maxItems: MAX_FILTER_VALUES,
+    itemsName: 'values',
+    description: `${what}; repeat the parameter for several values (ANY of them, at most ${MAX_FILTER_VALUES})`,
+  })
 const Paging = {
   limit: t.Optional(
     t.String({ format: 'positive-integer', default: '20', description: 'integer 1..100; larger values are clamped to 100' }),
@@ -55,9 +61,9 @@ const Paging = {
   offset: t.Optional(t.String({ format: 'non-negative-integer', default: '0', description: 'integer >= 0' })),
 }
 export const ListQuery = t.Object({
-  tag: t.Optional(Names),
-  author: t.Optional(Names),
-  favorited: t.Optional(Names),
+  tag: t.Optional(Names('a tag, matched exactly')),
+  author: t.Optional(Names("an author's username")),
+  favorited: t.Optional(Names('the username of someone who favorited the article')),
   ...Paging,
 })
 export const FeedQuery = t.Object(Paging)

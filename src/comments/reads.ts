@@ -1,5 +1,5 @@
 import { type Built, flat } from '../cache/cache.ts'
-import type { Caches, CommentPart } from '../cache/caches.ts'
+import type { Caches, CommentPart, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
 import type { Store } from '../db/store.ts'
@@ -26,23 +26,45 @@ export const commentJson = (c: CommentRow, following: boolean) => `${commentHead
  * deleted there); authors' profiles and the viewer's flags are laid over.
  */
 export function commentReads(store: Store, caches: Caches, articles: ArticleReads, profiles: ProfileReads) {
-  /** The comment list from cached parts alone, or undefined. */
-  function compose(id: number, viewer: number): Built<Body> | undefined {
-    const parts = caches.comments.get(id)
-    const flags = profiles.cachedFlags(viewer)
-    if (parts === undefined || flags === undefined) return undefined
+  /**
+   * An article's comments as seen by `viewer`: the one composition, whether
+   * the authors' heads came from the caches alone (`complete`: a head that is
+   * missing is not cached, and nothing is composed) or were read (a missing
+   * one is an author deleted meanwhile, left out).
+   */
+  function composeList(
+    id: number,
+    viewer: number,
+    parts: readonly CommentPart[],
+    head: (authorId: number) => string | undefined,
+    flags: ViewerFlags,
+    complete: boolean,
+  ): Built<Body> | undefined {
     const deps = [keys.comments(id), keys.article(id)]
     if (viewer) deps.push(keys.viewer(viewer))
     const out: Pieces = [COMMENTS]
     for (let i = 0; i < parts.length; i++) {
       const c = parts[i]!
-      const head = caches.authors.get(c.authorId)
-      if (head === undefined) return undefined
-      out.push(i ? ',' : '', c.head, head, authorEnd(flags.followees.has(c.authorId)))
+      const author = head(c.authorId)
+      if (author === undefined) {
+        if (complete) return undefined
+        continue
+      }
+      out.push(out.length > 1 ? ',' : '', c.head, author, authorEnd(flags.followees.has(c.authorId)))
       deps.push(keys.user(c.authorId))
     }
     out.push(END)
     return { value: out, deps }
+  }
+
+  const cachedHead = (authorId: number) => caches.authors.get(authorId)
+
+  /** The comment list from cached parts alone, or undefined. */
+  function compose(id: number, viewer: number): Built<Body> | undefined {
+    const parts = caches.comments.get(id)
+    const flags = profiles.cachedFlags(viewer)
+    if (parts === undefined || flags === undefined) return undefined
+    return composeList(id, viewer, parts, cachedHead, flags, true)
   }
 
   return {
@@ -66,17 +88,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
         caches.comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
       }
       const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
-      const deps = [keys.comments(id), keys.article(id)]
-      if (viewer) deps.push(keys.viewer(viewer))
-      const out: Pieces = [COMMENTS]
-      for (const c of parts) {
-        const head = heads.get(c.authorId)
-        if (head === undefined) continue
-        out.push(out.length > 1 ? ',' : '', c.head, head, authorEnd(flags.followees.has(c.authorId)))
-        deps.push(keys.user(c.authorId))
-      }
-      out.push(END)
-      return { value: out, deps }
+      return composeList(id, viewer, parts, (a) => heads.get(a), flags, false)!
     },
   }
 }

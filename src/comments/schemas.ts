@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
@@ -8,7 +9,7 @@ export const NewCommentBody = t.Object({
   }),
 })
 export const Comment = t.Object({
-  id: t.Integer(),
+  id: Type.Integer({ minimum: 1 }),
   createdAt: t.String({ format: 'date-time' }),
   updatedAt: t.String({ format: 'date-time' }),
   body: t.String(),

@@ -1,11 +1,12 @@
-import { openapi } from '@elysiajs/openapi'
 import { SwaggerUIRender } from '@elysiajs/openapi/swagger'
 import { Elysia } from 'elysia'
 // Embedded in the compiled binary: the UI renders with no network at all.
 import bundlePath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import cssPath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { version } from '../../package.json'
-import { notFound } from '../errors.ts'
+import { JSON_CONTENT_TYPE, notFound } from '../errors.ts'
+import { openapiDocument } from './openapi.ts'
+import type { Route } from './route.ts'
 
 const PAGE = '/swagger'
 const SPEC = '/swagger/json'
@@ -42,47 +43,24 @@ const page = SwaggerUIRender(info, {
 })
 
 /**
- * Swagger UI at /swagger and the OpenAPI 3.1 document at /swagger/json, both
- * generated from the routes' TypeBox schemas. Every response here declares
- * charset=utf-8, like the API's JSON.
+ * Swagger UI at /swagger and the OpenAPI 3.1 document at /swagger/json, the
+ * latter generated once from the route declarations (openapi.ts). Every
+ * response here declares charset=utf-8, like the API's JSON.
  */
-export function docs() {
+export function docs(routes: readonly Route[]) {
+  let document: string | undefined
+  const json = () => (document ??= JSON.stringify(openapiDocument(routes, info)))
   return (
     new Elysia()
-      .use(
-        openapi({
-          path: PAGE,
-          specPath: SPEC,
-          provider: null, // the page is served below
-          exclude: { paths: ['/health', '/ready', PAGE, `${ASSETS}/*`] },
-          documentation: {
-            info,
-            servers: [{ url: '/', description: 'this server' }],
-            components: {
-              securitySchemes: {
-                Token: {
-                  type: 'apiKey',
-                  in: 'header',
-                  name: 'Authorization',
-                  description: 'The word `Token`, a space, then the JWT: `Token eyJhbGciOi...`',
-                },
-              },
-            },
-          },
-        }),
-      )
+      .get(SPEC, () => new Response(json(), { headers: { 'content-type': JSON_CONTENT_TYPE } }))
       // (Elysia matches `/swagger/` to this route too)
-      .get(PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }), { detail: { hide: true } })
-      .get(
-        `${ASSETS}/:file`,
-        ({ params }) => {
-          const asset = assets[params.file]
-          if (!asset) throw notFound('asset')
-          return new Response(Bun.file(asset.path), {
-            headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
-          })
-        },
-        { detail: { hide: true } },
-      )
+      .get(PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }))
+      .get(`${ASSETS}/:file`, ({ params }) => {
+        const asset = assets[params.file]
+        if (!asset) throw notFound('asset')
+        return new Response(Bun.file(asset.path), {
+          headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+        })
+      })
   )
 }

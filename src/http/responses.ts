@@ -2,8 +2,7 @@ import type { Built } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
 import { type Body, text } from '../cache/pieces.ts'
-
-export const NO_PARAMS: ReadonlySet<string> = new Set()
+import { pathAndQuery } from './url.ts'
 
 /**
  * Finished bodies of successful GETs (article lists, articles, comments,
@@ -26,14 +25,14 @@ export class ResponseCache {
   constructor(private readonly caches: Caches) {}
 
   /**
-   * The body for `viewer` (null: anonymous) at `url`, built on a miss. Only
-   * URLs whose query names nothing but `params` are kept: parameters the API
-   * ignores would otherwise let anyone fill the cache with copies.
+   * The body for `viewer` (null: anonymous) at `url`, built on a miss, and
+   * kept when `keep` (a URL whose query names only parameters the route
+   * declares: others would let anyone fill the cache with copies).
    */
   async body(
     viewer: { id: number } | null,
     url: string,
-    params: ReadonlySet<string>,
+    keep: boolean,
     build: (viewer: number) => Promise<Built<Body>>,
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
@@ -42,7 +41,7 @@ export class ResponseCache {
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(id)
-    if (onlyParams(url, params)) this.store(id, url, built, at)
+    if (keep) this.store(id, url, built, at)
     return text(built.value)
   }
 
@@ -116,14 +115,4 @@ const FEED = '/api/articles/feed'
 const isOwn = (key: string) => key.startsWith(FEED) && (key.length === FEED.length || key[FEED.length] === '?' || key[FEED.length] === '/')
 
 /** Keyed by path with query (and viewer, in their slab): the Host header names no different content. */
-function cacheKey(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
-  return start < 0 ? '/' : url.slice(start)
-}
-
-function onlyParams(url: string, params: ReadonlySet<string>): boolean {
-  const q = url.indexOf('?')
-  if (q < 0) return true
-  for (const key of new URLSearchParams(url.slice(q + 1)).keys()) if (!params.has(key)) return false
-  return true
-}
+const cacheKey = pathAndQuery

@@ -105,7 +105,8 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
     case E.Array:
       return 'must be an array'
     case E.ArrayMaxItems:
-      return `has too many items (maximum is ${s.maxItems})`
+      // `itemsName`: what the schema calls its items in messages (a query parameter's values)
+      return `has too many ${s.itemsName ?? 'items'} (maximum is ${s.maxItems})`
     case E.Integer:
     case E.Number:
       return 'must be an integer'

@@ -74,31 +74,33 @@ export function profileReads(store: Store, caches: Caches) {
     return u
   }
 
-  /** The profile JSON from cached parts alone, or undefined. */
-  function composeProfile(username: string, viewer: number): Built<string> | undefined {
-    const u = caches.profiles.get(usernameKey(username))
-    const f = cachedFlags(viewer)
-    if (u === undefined || f === undefined) return undefined
+  /** A profile as seen by `viewer`: the one composition, from cached parts or read ones. */
+  function composeProfile(u: AuthorRow, viewer: number, f: ViewerFlags): Built<string> {
     const deps = viewer ? [keys.user(u.id), keys.viewer(viewer)] : [keys.user(u.id)]
     return { value: `{"profile":${profileJson(profileHead(u), f.followees.has(u.id))}}`, deps }
+  }
+
+  /** The profile JSON from cached parts alone, or undefined. */
+  function cachedProfile(username: string, viewer: number): Built<string> | undefined {
+    const u = caches.profiles.get(usernameKey(username))
+    const f = cachedFlags(viewer)
+    return u === undefined || f === undefined ? undefined : composeProfile(u, viewer, f)
   }
 
   return {
     rememberAuthor,
     authorHeads,
     cachedFlags,
-    cachedProfile: composeProfile,
+    cachedProfile,
     flags,
     favoritedAmong,
     byName,
     /** GET /api/profiles/:username as JSON. */
     async profile(username: string, viewer: number): Promise<Built<string>> {
-      const composed = composeProfile(username, viewer)
+      const composed = cachedProfile(username, viewer)
       if (composed) return composed
       const u = await byName(username)
-      const f = await flags(viewer)
-      const deps = viewer ? [keys.user(u.id), keys.viewer(viewer)] : [keys.user(u.id)]
-      return { value: `{"profile":${profileJson(profileHead(u), f.followees.has(u.id))}}`, deps }
+      return composeProfile(u, viewer, await flags(viewer))
     },
   }
 }

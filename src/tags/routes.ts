@@ -1,10 +1,9 @@
-import { Elysia, t } from 'elysia'
+import { t } from 'elysia'
 import type { Built } from '../cache/cache.ts'
 import { Flights } from '../cache/flights.ts'
 import { keys } from '../cache/keys.ts'
 import type { Versions } from '../cache/versions.ts'
-import { rawJson } from '../http/respond.ts'
-import { NO_PARAMS, type ResponseCache } from '../http/responses.ts'
+import { type Route, route } from '../http/route.ts'
 import type { TagStore } from './store.ts'
 
 /**
@@ -17,10 +16,20 @@ export function tagsJson(tags: TagStore, versions: Versions): () => Promise<Buil
   return () => reads.share(0, deps, async () => ({ value: `{"tags":${JSON.stringify(await tags.popular())}}`, deps }))
 }
 
-export function tagRoutes({ build, responses }: { build: () => Promise<Built<string>>; responses: ResponseCache }) {
-  // cached as the anonymous one
-  return new Elysia().get('/tags', async ({ set, request }) => rawJson(await responses.body(null, request.url, NO_PARAMS, build), set), {
-    response: { 200: t.Object({ tags: t.Array(t.String(), { description: 'tags in use, most used first' }) }) },
-    detail: { summary: 'Tags in use', tags: ['Tags'] },
-  })
+export const TagsResponse = t.Object({ tags: t.Array(t.String(), { description: 'tags in use, most used first' }) })
+
+export function tagRoutes(build: () => Promise<Built<string>>): Route[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/tags',
+      auth: 'none',
+      ok: { status: 200, schema: TagsResponse },
+      errors: [],
+      summary: 'Tags in use',
+      tag: 'Tags',
+      // the same for every viewer: each is served the anonymous answer
+      read: { cached: () => undefined, build: () => build() },
+    }),
+  ]
 }

@@ -1,11 +1,10 @@
-import { Elysia } from 'elysia'
-import { authPlugin, type Tokens } from '../auth/plugin.ts'
+import type { Tokens } from '../auth/plugin.ts'
 import type { PasswordHasher } from '../auth/password.ts'
 import type { LoginGuard, RegistrationGuard } from '../auth/throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
-import { errors, jsonBody, tokenAuth } from '../http/schemas.ts'
-import type { UserRow, UserStore } from './store.ts'
+import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
+import type { UserRow, UserStore } from './store.ts'
 import { usernameKey } from './username.ts'
 
 interface Deps {
@@ -21,38 +20,44 @@ interface Deps {
 const invalidLogin = () => new HttpError(401, { 'email or password': ['is invalid'] })
 
 /** Users and authentication: POST /users, POST /users/login, GET and PUT /user. */
-export function userRoutes({ users, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps) {
+export function userRoutes({ users, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps): Route[] {
+  const tag = 'User and Authentication'
   const present = (u: UserRow) => ({
     user: { email: u.email, token: tokens.issue(u), username: u.username, bio: u.bio, image: u.image },
   })
 
-  return new Elysia()
-    .use(authPlugin(tokens))
-    .post(
-      '/users',
-      async ({ body, set, request }) => {
+  return [
+    route({
+      method: 'POST',
+      path: '/users',
+      auth: 'none',
+      body: RegisterBody,
+      normalize: normalizeUserBody,
+      ok: { status: 201, schema: UserResponse },
+      errors: [400, 413, 422, 429],
+      summary: 'Register',
+      description: 'Registrations are throttled per client address (429 with Retry-After).',
+      tag,
+      handle: async ({ body, request }) => {
         const { username, email, password } = body.user
         await registrationGuard.attempt(clientAddress(request))
         const passwordHash = await passwords.hash(password)
         const user = await users.create({ username, usernameKey: usernameKey(username), email, passwordHash })
-        set.status = 201
-        return present(user)
+        return reply(present(user), 201)
       },
-      {
-        transform: ({ body }) => normalizeUserBody(body),
-        ...jsonBody,
-        body: RegisterBody,
-        response: { 201: UserResponse, 400: errors[400], 422: errors[422] },
-        detail: {
-          summary: 'Register',
-          description: 'Registrations are throttled per client address (429 with Retry-After).',
-          tags: ['User and Authentication'],
-        },
-      },
-    )
-    .post(
-      '/users/login',
-      async ({ body, request }) => {
+    }),
+    route({
+      method: 'POST',
+      path: '/users/login',
+      auth: 'none',
+      body: LoginBody,
+      normalize: normalizeUserBody,
+      ok: { status: 200, schema: UserResponse },
+      errors: [400, 401, 413, 422, 429],
+      summary: 'Log in',
+      description: 'A wrong email or password answers 401. Repeated failures are throttled (429).',
+      tag,
+      handle: async ({ body, request }) => {
         const { email, password } = body.user
         const address = clientAddress(request)
         await loginGuard.attempt(email, address)
@@ -60,57 +65,43 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
         if (!found || !ok) throw invalidLogin()
         await loginGuard.succeeded(email, address)
-        return present(found)
+        return reply(present(found))
       },
-      {
-        transform: ({ body }) => normalizeUserBody(body),
-        ...jsonBody,
-        body: LoginBody,
-        response: { 200: UserResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
-        detail: {
-          summary: 'Log in',
-          description: 'A wrong email or password answers 401. Repeated failures are throttled (429).',
-          tags: ['User and Authentication'],
-        },
-      },
-    )
-    .get(
-      '/user',
-      async ({ viewer }) => {
+    }),
+    route({
+      method: 'GET',
+      path: '/user',
+      auth: 'required',
+      ok: { status: 200, schema: UserResponse },
+      errors: [401],
+      summary: 'Current user',
+      tag,
+      handle: async ({ viewer }) => {
         const user = await users.byId(viewer.id)
         if (!user) throw notFound('user')
-        return present(user)
+        return reply(present(user))
       },
-      {
-        auth: true,
-        response: { 200: UserResponse, 401: errors[401] },
-        detail: { summary: 'Current user', tags: ['User and Authentication'], security: tokenAuth },
-      },
-    )
-    .put(
-      '/user',
-      async ({ body, viewer }) => {
+    }),
+    route({
+      method: 'PUT',
+      path: '/user',
+      auth: 'required',
+      body: UpdateUserBody,
+      normalize: normalizeUserBody,
+      ok: { status: 200, schema: UserResponse },
+      errors: [400, 401, 413, 422],
+      summary: 'Update current user',
+      description: 'Changing the password revokes every earlier token; the response carries a fresh one.',
+      tag,
+      handle: async ({ body, viewer }) => {
         const { password, ...rest } = body.user
         const passwordHash = password === undefined ? undefined : await passwords.hash(password)
         const key = rest.username === undefined ? undefined : usernameKey(rest.username)
         const user = await users.update(viewer.id, { ...rest, usernameKey: key, passwordHash })
         if (!user) throw notFound('user')
-        // A password change bumped token_version: the fresh token below is the
-        // only one that still works.
-        return present(user)
+        // A password change bumped token_version: the fresh token below is the only one that still works.
+        return reply(present(user))
       },
-      {
-        auth: true,
-        transform: ({ body }) => normalizeUserBody(body),
-        ...jsonBody,
-        body: UpdateUserBody,
-        response: { 200: UserResponse, 400: errors[400], 401: errors[401], 422: errors[422] },
-        detail: {
-          summary: 'Update current user',
-          description: 'Changing the password revokes every earlier token; the response carries a fresh one.',
-          tags: ['User and Authentication'],
-          security: tokenAuth,
-        },
-      },
-    )
+    }),
+  ]
 }

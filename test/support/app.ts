@@ -2,6 +2,7 @@ import { type App, createApp } from '../../src/app.ts'
 import { type Config, defaults } from '../../src/config.ts'
 import type { Store } from '../../src/db/store.ts'
 import { type TestDatabase, testDatabase } from './backend.ts'
+import { type ContractOptions, checkAnswer } from './contract.ts'
 
 export interface TestApp {
   /** the backend's database, for checks a test cannot make through HTTP (`?` placeholders on both backends) */
@@ -9,12 +10,8 @@ export interface TestApp {
   store: Store
   config: Config
   app: App
-  /** Sends a request through the real app. `body` objects are sent as JSON. */
-  request(
-    method: string,
-    path: string,
-    options?: { body?: unknown; token?: string; headers?: Record<string, string> },
-  ): Promise<TestResponse>
+  /** Sends a request through the real app. `body` objects are sent as JSON. Every answer is checked against its route's declaration (support/contract.ts). */
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>
 }
 export interface TestResponse {
   status: number
@@ -48,12 +45,18 @@ export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp>
   }
 }
 
-/** One request through `app.handle`, as a client would send it. */
+export interface RequestOptions extends ContractOptions {
+  body?: unknown
+  token?: string
+  headers?: Record<string, string>
+}
+
+/** One request through `app.handle`, as a client would send it; the answer checked against the route's declaration. */
 export async function send(
   app: App,
   method: string,
   path: string,
-  { body, token, headers = {} }: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+  { body, token, headers = {}, ...contract }: RequestOptions = {},
 ): Promise<TestResponse> {
   const h: Record<string, string> = { ...headers }
   if (token) h.authorization = `Token ${token}`
@@ -64,6 +67,7 @@ export async function send(
   }
   const res = await app.handle(new Request(`http://localhost${path}`, { method, headers: h, body: payload }))
   const text = await res.text()
+  checkAnswer(app.declared, method, `http://localhost${path}`, res.status, text, contract)
   let parsed: unknown
   try {
     parsed = text ? JSON.parse(text) : undefined

@@ -66,6 +66,7 @@ describe.skipIf(onPostgres)('loadConfig', () => {
       SHUTDOWN_DELAY_SECONDS: '6',
       SINGLE_INSTANCE: 'true',
       CACHE_MB: '16',
+      FAST_PATH: 'false',
     }
     // every documented variable is given here, so none can be documented and ignored
     expect(Object.keys(env).sort()).toEqual(Object.keys(environment).sort())
@@ -92,6 +93,7 @@ describe.skipIf(onPostgres)('loadConfig', () => {
       shutdownDelayMs: 6000,
       singleInstance: true,
       cacheMb: 16,
+      fastPath: false,
     })
     expect(loadConfig({ DATABASE_TIMEOUT_SECONDS: '0' }).databaseTimeoutMs).toBe(0)
     expect(() => loadConfig({ DATABASE_TIMEOUT_SECONDS: '-1' })).toThrow('DATABASE_TIMEOUT_SECONDS must be between 0 and 3600, got -1')

@@ -1,0 +1,136 @@
+import { Elysia } from 'elysia'
+import { authPlugin, type Tokens, type Viewer } from '../auth/plugin.ts'
+import { unprocessable } from '../errors.ts'
+import { queryReader, type QueryReader } from './query.ts'
+import { rawJson } from './respond.ts'
+import type { ResponseCache } from './responses.ts'
+import type { Reply, Route } from './route.ts'
+import { searchOf } from './url.ts'
+
+/**
+ * The two dispatchers, both derived from the route declarations (route.ts):
+ * - `registerRoutes`: each feature's routes as an Elysia instance (the
+ *   framework routes, parses and validates parameters and bodies, and runs
+ *   the auth plugin and the app's hooks);
+ * - `fastRoutes`: the declared reads (plain GETs) matched before the
+ *   framework, for the request entry (entry.ts) to answer from caches.
+ * The query string is read by one reader per route (query.ts) on both paths.
+ */
+
+/** A declaration with what both dispatchers derive from it once. */
+export interface Compiled {
+  route: Route
+  /** the path the router knows: `/api/articles/:slug` */
+  template: string
+  readQuery: QueryReader
+}
+
+export const API_PREFIX = '/api'
+
+export function compile(routes: readonly Route[]): Compiled[] {
+  return routes.map((route) => ({ route, template: `${API_PREFIX}${route.path}`, readQuery: queryReader(route.query) }))
+}
+
+/** The query of a request URL, or '' (every reader takes it without `?`). */
+const searchOfRequest = (request: Request) => searchOf(request.url)
+
+/** A handler's reply as the response the app sends (its hooks' headers included). */
+export function toResponse(r: Reply, set: { headers: unknown; status?: unknown }): Response {
+  if (r.body === null) {
+    set.status = r.status
+    return new Response(null, { status: r.status, headers: set.headers as Record<string, string> })
+  }
+  const body = typeof r.body === 'string' || r.body instanceof Uint8Array ? r.body : JSON.stringify(r.body)
+  return rawJson(body, set, r.status)
+}
+
+interface Context {
+  request: Request
+  params: Record<string, string>
+  body: unknown
+  viewer?: Viewer | null
+  set: { headers: unknown; status?: unknown }
+}
+
+/** One feature's routes as an Elysia instance. */
+export function registerRoutes(routes: readonly Compiled[], deps: { tokens: Tokens; responses: ResponseCache }) {
+  const app = new Elysia().use(authPlugin(deps.tokens))
+  // the declarations decide every type (route.ts): Elysia's own inference over a loop adds nothing
+  const register = app.route.bind(app) as (method: string, path: string, handler: unknown, hook: unknown) => unknown
+  for (const c of routes) {
+    const r = c.route
+    const handler = async ({ request, params, body, viewer = null, set }: Context) => {
+      const q = c.readQuery(searchOfRequest(request))
+      if (!q.ok) throw unprocessable(q.errors)
+      const input = { params, query: q.value, body, viewer, request }
+      if (r.read) {
+        const read = r.read
+        return rawJson(await deps.responses.body(viewer, request.url, q.known, (id) => read.build(input, id)), set)
+      }
+      return toResponse(await r.handle!(input), set)
+    }
+    const hook: Record<string, unknown> = {}
+    if (r.auth === 'required') hook.auth = true
+    if (r.auth === 'optional') hook.optionalAuth = true
+    if (r.params) hook.params = r.params
+    if (r.body) hook.body = r.body
+    if (r.normalize) {
+      const normalize = r.normalize
+      hook.transform = ({ body }: { body: unknown }) => normalize(body)
+    }
+    register(r.method, r.path, handler, hook)
+  }
+  return app
+}
+
+/** A declared read matched for a path, with its decoded parameters. */
+export interface FastMatch {
+  compiled: Compiled
+  params: Record<string, string>
+}
+
+/** The matcher of the declared reads (plain GETs), for the request entry. */
+export const fastRoutes = (compiled: readonly Compiled[]) => routeMatcher(compiled.filter((c) => c.route.read))
+
+/**
+ * A matcher of paths to routes (of one method), as the router matches them:
+ * static segments exactly (never decoded), parameters percent-decoded (a
+ * segment that does not decode is left to the router, which answers 404),
+ * one trailing `/` ignored, a route with fewer parameters first
+ * (`/articles/feed` before `/articles/:slug`). Anything it does not match is
+ * left to the router.
+ */
+export function routeMatcher(compiled: readonly Compiled[]): (path: string) => FastMatch | undefined {
+  const reads = compiled
+    .map((c) => ({ compiled: c, segments: c.template.split('/') }))
+    .sort((a, b) => params(a.segments) - params(b.segments))
+  return (path) => {
+    const parts = (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).split('/')
+    for (const r of reads) {
+      if (r.segments.length !== parts.length) continue
+      let out: Record<string, string> | undefined = {}
+      for (let i = 0; i < parts.length && out; i++) {
+        const s = r.segments[i]!
+        const part = parts[i]!
+        if (s.startsWith(':')) {
+          const value = part.length ? decodeSegment(part) : undefined
+          if (value === undefined) out = undefined
+          else out[s.slice(1)] = value
+        } else if (s !== part) out = undefined
+      }
+      if (out) return { compiled: r.compiled, params: out }
+    }
+    return undefined
+  }
+}
+
+const params = (segments: readonly string[]) => segments.filter((s) => s.startsWith(':')).length
+
+function decodeSegment(raw: string): string | undefined {
+  if (!raw.includes('%')) return raw
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+}
