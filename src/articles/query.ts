@@ -17,9 +17,9 @@ export function filtersOf(q: { tag?: string[]; author?: string[]; favorited?: st
   }
 }
 
-/** limit (clamped to 100) and offset, already validated as decimal integers. */
-export const page = (q: { limit?: string; offset?: string }): Page => ({
-  limit: Math.min(Number(q.limit ?? 20), MAX_LIMIT),
+/** limit (clamped to 100) and offset, already validated as whole numbers. */
+export const page = (q: { limit?: number; offset?: number }): Page => ({
+  limit: Math.min(q.limit ?? 20, MAX_LIMIT),
   // past the end is an empty page, however far
-  offset: Math.min(Number(q.offset ?? 0), Number.MAX_SAFE_INTEGER),
+  offset: Math.min(q.offset ?? 0, Number.MAX_SAFE_INTEGER),
 })

@@ -54,11 +54,10 @@ const Names = (what: string) =>
     itemsName: 'values',
     description: `${what}; repeat the parameter for several values (ANY of them, at most ${MAX_FILTER_VALUES})`,
   })
+/** Plain decimal digits in the query (`+5`, `1e1` or `1.5` are refused: see src/http/query.ts). */
 const Paging = {
-  limit: t.Optional(
-    t.String({ format: 'positive-integer', default: '20', description: 'integer 1..100; larger values are clamped to 100' }),
-  ),
-  offset: t.Optional(t.String({ format: 'non-negative-integer', default: '0', description: 'integer >= 0' })),
+  limit: t.Optional(Type.Integer({ minimum: 1, default: 20, description: 'how many articles; above 100 counts as 100' })),
+  offset: t.Optional(Type.Integer({ minimum: 0, default: 0, description: 'how many matching articles to skip' })),
 }
 export const ListQuery = t.Object({
   tag: t.Optional(Names('a tag, matched exactly')),

@@ -17,8 +17,11 @@ export const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
 
 const JSON_TYPE = 'application/json'
 
+/** Options of our schemas that only our error messages read (src/http/validation.ts), not JSON Schema keywords. */
+const MESSAGE_OPTIONS = new Set(['itemsName'])
+
 /** A TypeBox schema as plain JSON Schema (TypeBox keeps its bookkeeping under symbols, which JSON drops). */
-const plain = (s: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(s))
+const plain = (s: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(s, (k, v) => (MESSAGE_OPTIONS.has(k) ? undefined : v)))
 
 function parameters(where: 'path' | 'query', schema: TObject | undefined) {
   if (!schema) return []

@@ -14,6 +14,8 @@ import { validationErrors } from './validation.ts'
  * - a parameter the schema declares as a list takes every occurrence (the
  *   feature decides what several values mean); any other parameter may be
  *   given once;
+ * - a parameter declared as an integer is plain decimal digits (at most 30;
+ *   no sign, point or exponent): anything else fails its check;
  * - names are case-sensitive, and names the route does not declare are
  *   ignored. Such an answer is not kept in the response cache, so that
  *   made-up parameters cannot fill it with copies (`known` says so).
@@ -34,15 +36,18 @@ const decode = (s: string): string => {
 }
 
 const isList = (s: TSchema): boolean => s.type === 'array'
+const isInteger = (s: TSchema): boolean => s.type === 'integer'
+const DIGITS = /^\d{1,30}$/
 
 /** The reader of the query `schema` declares; without a schema every parameter is unknown. */
 export function queryReader<Q = Record<string, unknown>>(schema: TObject | undefined): QueryReader<Q> {
   if (!schema) return (search) => ({ ok: true, value: {} as Q, known: search.length === 0 || onlyEmptyPairs(search) })
   const lists = new Set(Object.entries(schema.properties).flatMap(([k, s]) => (isList(s) ? [k] : [])))
+  const integers = new Set(Object.entries(schema.properties).flatMap(([k, s]) => (isInteger(s) ? [k] : [])))
   const declared = new Set(Object.keys(schema.properties))
   const check = TypeCompiler.Compile(schema)
   return (search) => {
-    const value: Record<string, string | string[]> = {}
+    const value: Record<string, string | number | string[]> = {}
     let known = true
     let repeated: string[] | undefined
     if (search.length) {
@@ -57,7 +62,7 @@ export function queryReader<Q = Record<string, unknown>>(schema: TObject | undef
         const v = eq < 0 ? '' : decode(pair.slice(eq + 1))
         if (lists.has(name)) ((value[name] as string[] | undefined) ?? (value[name] = [] as string[])).push(v)
         else if (name in value) (repeated ??= []).push(name)
-        else value[name] = v
+        else value[name] = integers.has(name) && DIGITS.test(v) ? Number(v) : v
       }
     }
     if (repeated === undefined && check.Check(value)) return { ok: true, value: value as Q, known }

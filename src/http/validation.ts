@@ -58,9 +58,6 @@ export function text(
   return t.String({ format, minLength: min, description })
 }
 
-// Query integers stay strings (Elysia's numeric coercion reports one field at a time).
-FormatRegistry.Set('positive-integer', (v) => /^\d{1,30}$/.test(v) && /[1-9]/.test(v))
-FormatRegistry.Set('non-negative-integer', (v) => /^\d{1,30}$/.test(v))
 export const isHttpUrl = (v: string) => {
   if (!/^https?:\/\/\S+$/i.test(v)) return false
   try {
@@ -68,11 +65,6 @@ export const isHttpUrl = (v: string) => {
   } catch {
     return false
   }
-}
-
-const formatMessages: Record<string, string> = {
-  'positive-integer': 'must be an integer of at least 1',
-  'non-negative-integer': 'must be an integer of at least 0',
 }
 
 export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): string {
@@ -96,7 +88,7 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
         const problem = limits.problem?.(e.value)
         if (problem) return problem
       }
-      return formatMessages[s.format as string] ?? 'is invalid'
+      return 'is invalid'
     }
     case E.StringPattern:
       return 'is invalid'
@@ -109,10 +101,9 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
       return `has too many ${s.itemsName ?? 'items'} (maximum is ${s.maxItems})`
     case E.Integer:
     case E.Number:
-      return 'must be an integer'
     case E.IntegerMinimum:
     case E.NumberMinimum:
-      return `must be greater than or equal to ${s.minimum}`
+      return s.minimum === undefined ? 'must be an integer' : `must be an integer of at least ${s.minimum}`
     case E.IntegerMaximum:
     case E.NumberMaximum:
       return `must be less than or equal to ${s.maximum}`
