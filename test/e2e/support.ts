@@ -3,6 +3,13 @@ import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
+import { createApp } from '../../src/app.ts'
+import { migrate } from '../../src/db/sqlite/migrate.ts'
+import { openDatabase } from '../../src/db/sqlite/open.ts'
+import { sqliteStore } from '../../src/db/sqlite/store.ts'
+import type { Route } from '../../src/http/route.ts'
+import { testConfig } from '../support/app.ts'
+import { type ContractOptions, checkAnswer } from '../support/contract.ts'
 
 /**
  * End-to-end support: builds the compiled binary exactly as it ships
@@ -335,12 +342,21 @@ export interface ApiResponse {
   text: string
 }
 
-/** One JSON request to the server (bounded). */
+/** The route declarations answers are checked against: those of an app built once in this process (the binary is built from the same code). */
+let declared: Promise<readonly Route[]> | undefined
+const declarations = () =>
+  (declared ??= (async () => {
+    const db = openDatabase(':memory:')
+    migrate(db)
+    return (await createApp({ store: sqliteStore(db, ':memory:'), config: testConfig() })).declared
+  })())
+
+/** One JSON request to the server (bounded); the answer is checked against its route's declaration (test/support/contract.ts). */
 export async function api(
   base: string,
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; timeoutMs?: number } = {},
+  options: { token?: string; body?: unknown; timeoutMs?: number } & ContractOptions = {},
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = {}
   if (options.token) headers.authorization = `Token ${options.token}`
@@ -352,6 +368,7 @@ export async function api(
     signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
   })
   const text = await res.text()
+  checkAnswer(await declarations(), method, `${base}${path}`, res.status, text, options)
   let body: unknown = null
   try {
     body = text ? JSON.parse(text) : null
