@@ -51,7 +51,7 @@ export function commentRoutes({ comments, reads, tokens, responses }: Deps) {
     .delete(
       '/articles/:slug/comments/:id',
       async ({ params, viewer, set }) => {
-        await comments.delete(viewer.id, params.slug, commentId(params.id))
+        await comments.delete(viewer, params.slug, commentId(params.id))
         return noContent(set)
       },
       {
