@@ -47,6 +47,29 @@ describe('the operator (ADMIN) as the actor of a deletion', () => {
   })
 })
 
+describe('writes on SQLite', () => {
+  test('answer synchronously, every one of them (no await inside a SQLite transaction)', async () => {
+    const { store } = await sqliteTestDatabase()
+    const sync = <T>(v: T | Promise<T>): T => {
+      expect(v).not.toBeInstanceOf(Promise)
+      return v as T
+    }
+    const ann = sync(store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' }))
+    const bob = sync(store.users.create({ username: 'bob', usernameKey: 'bob', email: 'bob@example.com', passwordHash: 'x' }))
+    const writer = { id: ann.id, usernameKey: 'ann' }
+    const { slug } = sync(store.articles.create(writer, { title: 'Sync', description: 'd', body: 'b', tagList: ['t'] })).row
+    sync(store.articles.update(writer, slug, { title: 'Synchronous', tagList: ['u'] }))
+    sync(store.articles.setFavorite(writer, 'synchronous', true))
+    sync(store.profiles.setFollowing(ann.id, bob.id, true))
+    const comment = sync(store.comments.add(ann.id, 'synchronous', 'c'))
+    sync(store.comments.delete(writer, 'synchronous', comment.id))
+    sync(store.users.update(ann.id, { bio: 'b' }))
+    // a refused write throws at once too (its 422 read of the taken fields included)
+    expect(() => store.users.update(bob.id, { email: 'ann@example.com' })).toThrow()
+    sync(store.articles.delete(ADMIN, 'synchronous'))
+  })
+})
+
 /** One write through the app, with the status it must answer. */
 interface Step {
   label: string
