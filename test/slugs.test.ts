@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { firstFreeSuffix, SLUG_MAX, slugify } from '../src/articles/slug.ts'
-import { conduitApp } from './support/conduit.ts'
+import { firstFreeSuffix, RESERVED_SLUGS, SLUG_MAX, slugify } from '../src/articles/slug.ts'
+import { testApp } from './support/app.ts'
+import { type QueryDb, testDatabase } from './support/backend.ts'
+import { conduitApp, follow } from './support/conduit.ts'
 import { createArticle, registerUser } from './support/fixtures.ts'
 
 describe('slugify', () => {
@@ -199,5 +201,113 @@ describe('slugs through HTTP', () => {
     const jake = await registerUser(app)
     const { slug } = await createArticle(app, jake.token, { title: 'ℌello 𝐖orld' })
     expect(slug).toBe('hello-world')
+  })
+})
+
+describe('reserved slugs', () => {
+  test('are the static segments the declared routes put where a slug goes under /api/articles/', async () => {
+    const app = await conduitApp()
+    const statics = new Set<string>()
+    for (const { path } of app.app.declared.map((r) => ({ path: `/api${r.path}` }))) {
+      const [empty, api, articles, segment] = path.split('/')
+      if (empty === '' && api === 'api' && articles === 'articles' && segment && !segment.startsWith(':')) statics.add(segment)
+    }
+    expect(statics).toEqual(new Set(['feed']))
+    expect(new Set(RESERVED_SLUGS)).toEqual(statics)
+  })
+
+  test('"Feed" gets feed-2, readable at /api/articles/feed-2, while /api/articles/feed stays the feed', async () => {
+    const app = await conduitApp()
+    const [jake, ann] = [await registerUser(app), await registerUser(app)]
+    await follow(app, ann.token, jake.username)
+    const slugs = []
+    for (const title of ['Feed', 'FEED!', 'Feed']) slugs.push((await createArticle(app, jake.token, { title })).slug)
+    expect(slugs).toEqual(['feed-2', 'feed-3', 'feed-4'])
+    const res = await app.request('GET', '/api/articles/feed-2')
+    expect(res.status).toBe(200)
+    expect(res.body.article).toMatchObject({ slug: 'feed-2', title: 'Feed' })
+    const feed = await app.request('GET', '/api/articles/feed', { token: ann.token })
+    expect(feed.status).toBe(200)
+    expect(feed.body.articlesCount).toBe(3)
+    expect((await app.request('GET', '/api/articles/feed')).status).toBe(401)
+  })
+
+  test('a retitle to "Feed" gets the next free feed-N; fixing its case keeps it', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    await createArticle(app, jake.token, { title: 'Feed' })
+    const { slug } = await createArticle(app, jake.token, { title: 'Something else' })
+    const put = (from: string, title: string) =>
+      app.request('PUT', `/api/articles/${from}`, { token: jake.token, body: { article: { title } } })
+    const retitled = await put(slug, 'Feed')
+    expect(retitled.status).toBe(200)
+    expect(retitled.body.article.slug).toBe('feed-3')
+    expect((await put('feed-3', 'feed')).body.article.slug).toBe('feed-3')
+    expect((await app.request('GET', '/api/articles/feed-3')).body.article.title).toBe('feed')
+  })
+})
+
+describe('migration 003: an article at a reserved slug', () => {
+  /** Rows a database at version 2 allowed: an article at `feed` and one at `feed-2`, with their author. */
+  const feedArticles = (counter: number | null) => async (q: QueryDb) => {
+    await q.run(
+      "INSERT INTO users (username, username_key, email, password_hash, created_at) VALUES ('old', 'old', 'old@example.com', 'x', 1)",
+    )
+    for (const [slug, at] of [
+      ['feed', 1],
+      ['feed-2', 2],
+      ['feedback', 3],
+    ] as const) {
+      await q.run(
+        'INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)',
+        slug,
+        `Title of ${slug}`,
+        'd',
+        'b',
+        at,
+        at,
+      )
+    }
+    if (counter !== null) await q.run("INSERT INTO slug_counters (base, next) VALUES ('feed', ?)", counter)
+  }
+  const slugs = async (q: QueryDb) => (await q.all<{ slug: string }>('SELECT slug FROM articles ORDER BY id')).map((r) => r.slug)
+
+  test('moves it to the first free feed-N and sets the counter past N', async () => {
+    const db = await testDatabase({ version: 2, before: feedArticles(null) })
+    expect(await slugs(db)).toEqual(['feed-3', 'feed-2', 'feedback'])
+    expect(await db.count("SELECT next FROM slug_counters WHERE base = 'feed'")).toBe(4)
+    const app = await testApp({}, db)
+    const res = await app.request('GET', '/api/articles/feed-3')
+    expect(res.status).toBe(200)
+    expect(res.body.article.title).toBe('Title of feed')
+    // the next "Feed" goes on from the counter
+    const jake = await registerUser(app)
+    expect((await createArticle(app, jake.token, { title: 'Feed' })).slug).toBe('feed-4')
+  })
+
+  test('goes on from an existing counter, past numbers in use', async () => {
+    const db = await testDatabase({
+      version: 2,
+      before: async (q) => {
+        await feedArticles(2)(q)
+        await q.run(
+          "INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at) VALUES ('feed-3', 't', 'd', 'b', 1, 4, 4)",
+        )
+      },
+    })
+    expect(await slugs(db)).toEqual(['feed-4', 'feed-2', 'feedback', 'feed-3'])
+    expect(await db.count("SELECT next FROM slug_counters WHERE base = 'feed'")).toBe(5)
+  })
+
+  test('leaves a database without one as it was', async () => {
+    const db = await testDatabase({
+      version: 2,
+      before: async (q) => {
+        await feedArticles(null)(q)
+        await q.run("UPDATE articles SET slug = 'not-feed' WHERE slug = 'feed'")
+      },
+    })
+    expect(await slugs(db)).toEqual(['not-feed', 'feed-2', 'feedback'])
+    expect(await db.count('SELECT count(*) FROM slug_counters')).toBe(0)
   })
 })

@@ -1,11 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../cache/keys.ts'
-import type { PgChanges } from '../db/postgres/changes.ts'
 import { ms, nameless, read } from '../db/postgres/client.ts'
-import { forbidden, notFound } from '../errors.ts'
-import type { ArticleChanges, NewArticle } from './schemas.ts'
-import { slugify, firstFreeSuffix } from './slug.ts'
-import type { ArticleRow, ArticleStore, WrittenArticle, Writer } from './store.ts'
+import type { ArticleHead, ArticleReadSql, ArticleRow, ArticleWriteSql, WrittenArticle } from './store.ts'
 
 /** Raw rows: bigint times arrive as strings. */
 type Raw = Omit<ArticleRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
@@ -31,81 +26,8 @@ export const PG_ARTICLE_READS = {
 /** Any fixed number: the advisory lock article creations and slug changes take, one at a time. */
 const ARTICLE_LOCK = 0x736c7567 // "slug"
 
-/**
- * Articles on PostgreSQL. Creations and slug changes hold an advisory lock
- * until they commit, as SQLite's write lock does: slugs are chosen without
- * races (`x`, `x-2`, never a conflict), and ids keep following creation
- * times across instances. Other writes run concurrently; counters are kept
- * by triggers under row locks, so concurrent favorites are exact.
- */
-export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
-  const lock = (tx: TransactionSQL) => tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema()))`
-
-  /** The base slug when free; else `base-N` from the base's counter (never the same number twice). */
-  const freeSlug = async (tx: TransactionSQL, title: string): Promise<string> => {
-    const base = slugify(title)
-    const [taken] = await tx`SELECT 1 FROM articles WHERE slug = ${base}`
-    if (!taken) return base
-    const [c] = await tx`SELECT next FROM slug_counters WHERE base = ${base}`
-    let n: number
-    if (c) n = c.next
-    else {
-      // the first time this base is taken twice: past the suffixes already used
-      const lo = `${base}-`
-      const rows = await tx`SELECT slug FROM articles WHERE slug > ${lo} AND slug < ${`${base}.`}`
-      n = firstFreeSuffix(
-        base,
-        [...rows].map((r: { slug: string }) => r.slug),
-      )
-    }
-    for (;;) {
-      const [used] = await tx`SELECT 1 FROM articles WHERE slug = ${`${base}-${n}`}`
-      if (!used) break
-      n++
-    }
-    await tx`INSERT INTO slug_counters (base, next) VALUES (${base}, ${n + 1}) ON CONFLICT (base) DO UPDATE SET next = EXCLUDED.next`
-    return `${base}-${n}`
-  }
-
-  const setTags = async (tx: TransactionSQL, article: number, tags: readonly string[], replacing: boolean) => {
-    // sorted: concurrent writers insert new tags in one order (no deadlock on the unique index)
-    const names = [...tags].sort()
-    if (replacing) {
-      await tx`DELETE FROM article_tags WHERE article_id = ${article}
-                 AND tag_id NOT IN (SELECT id FROM tags WHERE name = ANY (${names}::text[]))`
-    }
-    if (!names.length) return
-    await tx`INSERT INTO tags (name) SELECT unnest(${names}::text[]) ON CONFLICT (name) DO NOTHING`
-    await tx`INSERT INTO article_tags (tag_id, article_id) SELECT id, ${article} FROM tags WHERE name = ANY (${names}::text[])
-             ON CONFLICT DO NOTHING`
-  }
-
-  /** FOR KEY SHARE: the article cannot be deleted before this transaction ends (its favorites refer to it). */
-  const find = async (tx: TransactionSQL, slug: string) => {
-    if (nameless(slug)) throw notFound('article')
-    const [a] = await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR KEY SHARE`
-    if (!a) throw notFound('article')
-    return a as { id: number; author_id: number; slug: string; title: string }
-  }
-  /** FOR UPDATE: concurrent edits and deletes of one article take turns. */
-  const mine = async (tx: TransactionSQL, slug: string, viewer: number) => {
-    if (nameless(slug)) throw notFound('article')
-    const [a] = await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR UPDATE`
-    if (!a) throw notFound('article')
-    if (a.author_id !== viewer) throw forbidden('article')
-    return a
-  }
-  /** The article as `viewer` sees it, read inside the write's transaction. */
-  const written = async (tx: TransactionSQL, id: number, viewer: number): Promise<WrittenArticle> => {
-    const [r] = await tx`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,
-        a.favorites_count, u.username, u.bio, u.image,
-        ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags,
-        EXISTS (SELECT 1 FROM favorites WHERE user_id = ${viewer} AND article_id = a.id) AS favorited,
-        EXISTS (SELECT 1 FROM follows WHERE follower_id = ${viewer} AND followee_id = a.author_id) AS following
-      FROM articles a ${tx.unsafe(WITH_AUTHOR)} WHERE a.id = ${id}`
-    return { row: row(r), favorited: r.favorited, following: r.following }
-  }
-
+/** The reads of articles on PostgreSQL. */
+export function postgresArticleReads(sql: SQL): ArticleReadSql {
   return {
     bySlug: (slug) =>
       read(async () => {
@@ -119,57 +41,85 @@ export function postgresArticles(sql: SQL, changes: PgChanges): ArticleStore {
         const [r] = await sql.unsafe(PG_ARTICLE_READS.full, [id])
         return r ? row(r) : null
       }),
-    create: (author: Writer, a: NewArticle) =>
-      changes.write(async (tx, changed) => {
-        await lock(tx)
-        const slug = await freeSlug(tx, a.title)
-        // ids grow with created_at: a new article is never older than the newest one
-        const [{ id }] = await tx`INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
-          SELECT ${slug}, ${a.title}, ${a.description}, ${a.body}, ${author.id}, t, t
-          FROM (SELECT greatest(${Date.now()}::bigint, coalesce((SELECT created_at FROM articles ORDER BY id DESC LIMIT 1), 0)) AS t) x
-          RETURNING id`
-        const tags = a.tagList ?? []
-        if (tags.length) await setTags(tx, id, tags, false)
-        changed(articleCreated(author, tags))
-        return written(tx, id, author.id)
-      }),
-    update: (viewer: Writer, slug: string, c: ArticleChanges) =>
-      changes.write(async (tx, changed) => {
-        const a = await mine(tx, slug, viewer.id)
-        // A new title gives a new slug, unless it slugifies like the old title.
-        const retitled = c.title !== undefined && slugify(c.title) !== slugify(a.title)
-        if (retitled) await lock(tx)
-        const newSlug = retitled ? await freeSlug(tx, c.title!) : a.slug
-        const before = c.tagList
-          ? [...(await tx`SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = ${a.id}`)].map(
-              (r: { name: string }) => r.name,
-            )
-          : []
-        await tx`UPDATE articles SET
-            slug = ${newSlug},
-            title = coalesce(${c.title ?? null}::text, title),
-            description = coalesce(${c.description ?? null}::text, description),
-            body = coalesce(${c.body ?? null}::text, body),
-            updated_at = greatest(${Date.now()}::bigint, updated_at + 1)
-          WHERE id = ${a.id}`
-        if (c.tagList) await setTags(tx, a.id, c.tagList, true)
-        changed(articleEdited(a.id, c.tagList ? tagsDiff(before, c.tagList) : []))
-        return written(tx, a.id, viewer.id)
-      }),
-    delete: (viewer: Writer, slug: string) =>
-      changes.write(async (tx, changed) => {
-        const a = await mine(tx, slug, viewer.id)
-        await tx`DELETE FROM articles WHERE id = ${a.id}`
-        changed(articleDeleted(a.id))
-      }),
-    setFavorite: (user: Writer, slug: string, on: boolean) =>
-      changes.write(async (tx, changed) => {
-        const { id } = await find(tx, slug)
-        const r = on
-          ? await tx`INSERT INTO favorites (user_id, article_id) VALUES (${user.id}, ${id}) ON CONFLICT DO NOTHING`
-          : await tx`DELETE FROM favorites WHERE user_id = ${user.id} AND article_id = ${id}`
-        if (r.count) changed(favoriteChanged(id, user.id, user.usernameKey))
-        return written(tx, id, user.id)
-      }),
+  }
+}
+
+/**
+ * The SQL of article writes on PostgreSQL, over one transaction. Creations
+ * and slug changes hold an advisory lock until they commit, as SQLite's write
+ * lock does: slugs are chosen without races (`x`, `x-2`, never a conflict),
+ * and ids keep following creation times across instances. Other writes run
+ * concurrently; counters are kept by triggers under row locks, so concurrent
+ * favorites are exact.
+ */
+export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
+  return {
+    lockSlugs: async () => void (await tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema()))`),
+    slugTaken: async (slug) => (await tx`SELECT 1 FROM articles WHERE slug = ${slug}`).length > 0,
+    async slugCounter(base) {
+      const [c] = await tx`SELECT next FROM slug_counters WHERE base = ${base}`
+      return c ? (c.next as number) : null
+    },
+    suffixedSlugs: async (base) =>
+      [...(await tx`SELECT slug FROM articles WHERE slug > ${`${base}-`} AND slug < ${`${base}.`}`)].map((r) => r.slug),
+    setSlugCounter: async (base, next) =>
+      void (await tx`INSERT INTO slug_counters (base, next) VALUES (${base}, ${next}) ON CONFLICT (base) DO UPDATE SET next = EXCLUDED.next`),
+    async insert(a) {
+      // ids grow with created_at: a new article is never older than the newest one
+      const [{ id }] = await tx`INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
+        SELECT ${a.slug}, ${a.title}, ${a.description}, ${a.body}, ${a.author}, t, t
+        FROM (SELECT greatest(${a.now}::bigint, coalesce((SELECT created_at FROM articles ORDER BY id DESC LIMIT 1), 0)) AS t) x
+        RETURNING id`
+      return id
+    },
+    async find(slug, lock) {
+      if (nameless(slug)) return null
+      // FOR UPDATE: concurrent edits and deletes of one article take turns; FOR KEY SHARE: it cannot be deleted meanwhile
+      const [a] =
+        lock === 'update'
+          ? await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR UPDATE`
+          : await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR KEY SHARE`
+      return (a as ArticleHead | undefined) ?? null
+    },
+    tagsOf: async (id) =>
+      [...(await tx`SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = ${id}`)].map(
+        (r: { name: string }) => r.name,
+      ),
+    update: async (id, e) =>
+      void (await tx`UPDATE articles SET
+          slug = ${e.slug},
+          title = coalesce(${e.title}::text, title),
+          description = coalesce(${e.description}::text, description),
+          body = coalesce(${e.body}::text, body),
+          updated_at = greatest(${e.now}::bigint, updated_at + 1)
+        WHERE id = ${id}`),
+    remove: async (id) => void (await tx`DELETE FROM articles WHERE id = ${id}`),
+    async setTags(article, tags, replacing) {
+      // sorted: concurrent writers insert new tags in one order (no deadlock on the unique index)
+      const names = [...tags].sort()
+      if (replacing) {
+        await tx`DELETE FROM article_tags WHERE article_id = ${article}
+                   AND tag_id NOT IN (SELECT id FROM tags WHERE name = ANY (${names}::text[]))`
+      }
+      if (!names.length) return
+      await tx`INSERT INTO tags (name) SELECT unnest(${names}::text[]) ON CONFLICT (name) DO NOTHING`
+      await tx`INSERT INTO article_tags (tag_id, article_id) SELECT id, ${article} FROM tags WHERE name = ANY (${names}::text[])
+               ON CONFLICT DO NOTHING`
+    },
+    async setFavorite(user, id, on) {
+      const r = on
+        ? await tx`INSERT INTO favorites (user_id, article_id) VALUES (${user}, ${id}) ON CONFLICT DO NOTHING`
+        : await tx`DELETE FROM favorites WHERE user_id = ${user} AND article_id = ${id}`
+      return r.count > 0
+    },
+    async written(id, viewer): Promise<WrittenArticle> {
+      const [r] = await tx`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,
+          a.favorites_count, u.username, u.bio, u.image,
+          ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags,
+          EXISTS (SELECT 1 FROM favorites WHERE user_id = ${viewer} AND article_id = a.id) AS favorited,
+          EXISTS (SELECT 1 FROM follows WHERE follower_id = ${viewer} AND followee_id = a.author_id) AS following
+        FROM articles a ${tx.unsafe(WITH_AUTHOR)} WHERE a.id = ${id}`
+      return { row: row(r), favorited: r.favorited, following: r.following }
+    },
   }
 }

@@ -1,3 +1,4 @@
+import type { Actor, Writer } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 import type { ArticleChanges, NewArticle } from './schemas.ts'
 
@@ -28,24 +29,73 @@ export interface WrittenArticle {
   following: boolean
 }
 
-/** Who writes: the id, and the normalised username the change keys name. */
-export interface Writer {
+/** An article as a write finds it by slug (locked as the write asks, on PostgreSQL). */
+export interface ArticleHead {
   id: number
-  usernameKey: string
+  author_id: number
+  slug: string
+  title: string
 }
 
-export interface ArticleStore {
+/** What an edit stores: null keeps the column (the slug is always given). */
+export interface ArticleEdit {
+  slug: string
+  title: string | null
+  description: string | null
+  body: string | null
+  /** milliseconds; updated_at becomes the later of this and the previous value + 1 */
+  now: number
+}
+
+/** The reads of articles: SQL per backend (see sqlite.ts, postgres.ts). */
+export interface ArticleReadSql {
   /** The id and author of the article at `slug`, or null. */
   bySlug(slug: string): Awaitable<{ id: number; author_id: number } | null>
   /** List rows (no body) of these ids, in any order; missing ids are left out. */
   items(ids: readonly number[]): Awaitable<ArticleRow[]>
   /** The whole article (with body), or null. */
   full(id: number): Awaitable<ArticleRow | null>
+}
+
+/** The writes of articles, decided once in writes.ts. */
+export interface ArticleWrites {
   /** The slug is the next free one for the title's base (see slug.ts). */
   create(author: Writer, a: NewArticle): Awaitable<WrittenArticle>
   /** Author only (403), 404 for an unknown slug. */
   update(viewer: Writer, slug: string, c: ArticleChanges): Awaitable<WrittenArticle>
-  delete(viewer: Writer, slug: string): Awaitable<void>
+  /** The author or ADMIN (403 for anyone else), 404 for an unknown slug. */
+  delete(actor: Actor, slug: string): Awaitable<void>
   /** Idempotent; counters move only when a row is really added or removed. */
   setFavorite(user: Writer, slug: string, on: boolean): Awaitable<WrittenArticle>
+}
+
+export interface ArticleStore extends ArticleReadSql, ArticleWrites {}
+
+/**
+ * The SQL a write of articles runs, inside its transaction: each backend
+ * implements these and decides nothing (writes.ts does).
+ */
+export interface ArticleWriteSql {
+  /** Held until commit by whatever allocates a slug (PostgreSQL's advisory lock; SQLite's write lock already is one). */
+  lockSlugs(): Awaitable<void>
+  /** Whether an article has this slug. */
+  slugTaken(slug: string): Awaitable<boolean>
+  /** The next suffix number of a base taken twice before, or null. */
+  slugCounter(base: string): Awaitable<number | null>
+  /** Slugs `base-…` (at least every numbered one): read the first time a base is taken twice. */
+  suffixedSlugs(base: string): Awaitable<string[]>
+  setSlugCounter(base: string, next: number): Awaitable<void>
+  /** The new article's id; its created_at is never before the newest article's. */
+  insert(a: { slug: string; title: string; description: string; body: string; author: number; now: number }): Awaitable<number>
+  /** The article at `slug`, or null; 'update' locks it against concurrent edits and deletes, 'share' against its deletion. */
+  find(slug: string, lock: 'share' | 'update'): Awaitable<ArticleHead | null>
+  tagsOf(id: number): Awaitable<string[]>
+  update(id: number, e: ArticleEdit): Awaitable<void>
+  remove(id: number): Awaitable<void>
+  /** Links these tags (creating the missing ones); `replacing`: unlinks the others first. */
+  setTags(id: number, tags: readonly string[], replacing: boolean): Awaitable<void>
+  /** Whether a favorite row was really added (on) or removed (off). */
+  setFavorite(user: number, id: number, on: boolean): Awaitable<boolean>
+  /** The article as `viewer` sees it, read inside the write's transaction. */
+  written(id: number, viewer: number): Awaitable<WrittenArticle>
 }

@@ -1,9 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { keys } from '../cache/keys.ts'
-import type { PgChanges } from '../db/postgres/changes.ts'
 import { ms, nameless, read } from '../db/postgres/client.ts'
-import { forbidden, notFound } from '../errors.ts'
-import type { CommentRow, CommentStore } from './store.ts'
+import type { CommentReadSql, CommentRow, CommentWriteSql } from './store.ts'
 
 type Raw = Omit<CommentRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
 const row = (r: Raw): CommentRow => ({ ...r, created_at: ms(r.created_at), updated_at: ms(r.updated_at) })
@@ -12,42 +9,33 @@ const row = (r: Raw): CommentRow => ({ ...r, created_at: ms(r.created_at), updat
 export const PG_COMMENTS = `SELECT c.id, c.created_at, c.updated_at, c.body, c.author_id, u.username, u.bio, u.image
   FROM comments c JOIN users u ON u.id = c.author_id WHERE c.article_id = $1 ORDER BY c.created_at, c.id`
 
-export function postgresComments(sql: SQL, changes: PgChanges): CommentStore {
-  /** FOR KEY SHARE: the article stays until this transaction ends (the comment refers to it). */
-  const find = async (tx: TransactionSQL, slug: string) => {
-    if (nameless(slug)) throw notFound('article')
-    const [a] = await tx`SELECT id, author_id FROM articles WHERE slug = ${slug} FOR KEY SHARE`
-    if (!a) throw notFound('article')
-    return a as { id: number; author_id: number }
-  }
+/** The read of comments on PostgreSQL. */
+export function postgresCommentReads(sql: SQL): CommentReadSql {
+  return { list: (articleId) => read(async () => [...(await sql.unsafe(PG_COMMENTS, [articleId]))].map(row)) }
+}
+
+/** The SQL of comment writes on PostgreSQL, over one transaction. */
+export function postgresCommentSql(tx: TransactionSQL): CommentWriteSql {
   return {
-    list: (articleId) =>
-      read(async () => {
-        return [...(await sql.unsafe(PG_COMMENTS, [articleId]))].map(row)
-      }),
-    add: (viewer, slug, body) =>
-      changes.write(async (tx, changed) => {
-        const a = await find(tx, slug)
-        const now = Date.now()
-        const [c] = await tx`WITH c AS (
-            INSERT INTO comments (article_id, author_id, body, created_at, updated_at)
-            VALUES (${a.id}, ${viewer}, ${body}, ${now}, ${now}) RETURNING id, created_at, updated_at, body, author_id)
-          SELECT c.*, u.username, u.bio, u.image FROM c JOIN users u ON u.id = c.author_id`
-        changed([keys.comments(a.id)])
-        return row(c)
-      }),
-    delete: (viewer, slug, id) =>
-      changes.write(async (tx, changed) => {
-        const a = await find(tx, slug)
-        // an id of another article's comment is as unknown here as a missing one
-        const [c] =
-          Number.isSafeInteger(id) && id <= 2 ** 31 - 1
-            ? await tx`SELECT author_id FROM comments WHERE id = ${id} AND article_id = ${a.id} FOR UPDATE`
-            : []
-        if (!c) throw notFound('comment')
-        if (c.author_id !== viewer && a.author_id !== viewer) throw forbidden('comment')
-        await tx`DELETE FROM comments WHERE id = ${id}`
-        changed([keys.comments(a.id)])
-      }),
+    async article(slug) {
+      if (nameless(slug)) return null
+      // FOR KEY SHARE: the article stays until this transaction ends (the comment refers to it)
+      const [a] = await tx`SELECT id, author_id FROM articles WHERE slug = ${slug} FOR KEY SHARE`
+      return (a as { id: number; author_id: number } | undefined) ?? null
+    },
+    async insert(article, author, body, now) {
+      const [c] = await tx`WITH c AS (
+          INSERT INTO comments (article_id, author_id, body, created_at, updated_at)
+          VALUES (${article}, ${author}, ${body}, ${now}, ${now}) RETURNING id, created_at, updated_at, body, author_id)
+        SELECT c.*, u.username, u.bio, u.image FROM c JOIN users u ON u.id = c.author_id`
+      return row(c)
+    },
+    async find(id, article) {
+      // ids are int4: a larger number names no comment
+      if (id > 2 ** 31 - 1) return null
+      const [c] = await tx`SELECT author_id FROM comments WHERE id = ${id} AND article_id = ${article} FOR UPDATE`
+      return (c as { author_id: number } | undefined) ?? null
+    },
+    remove: async (id) => void (await tx`DELETE FROM comments WHERE id = ${id}`),
   }
 }

@@ -56,7 +56,7 @@ export function commentRoutes({ comments, reads }: Deps): Route[] {
       description: 'A comment id that belongs to another article answers 404.',
       tag,
       handle: async ({ params, viewer }) => {
-        await comments.delete(viewer.id, params.slug, commentId(params.id))
+        await comments.delete(viewer, params.slug, commentId(params.id))
         return NO_CONTENT
       },
     }),

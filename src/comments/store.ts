@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 
 export interface CommentRow {
@@ -11,11 +12,31 @@ export interface CommentRow {
   image: string | null
 }
 
-export interface CommentStore {
+/** The read of comments: SQL per backend (see sqlite.ts, postgres.ts). */
+export interface CommentReadSql {
   /** An article's comments, oldest first (ties by id). */
   list(articleId: number): Awaitable<CommentRow[]>
+}
+
+/** The writes of comments, decided once in writes.ts. */
+export interface CommentWrites {
   /** 404 for an unknown article; returns the new comment. */
   add(viewer: number, slug: string, body: string): Awaitable<CommentRow>
-  /** 404 for an unknown article or a comment of another article; 403 unless the comment's or the article's author. */
-  delete(viewer: number, slug: string, id: number): Awaitable<void>
+  /**
+   * 404 for an unknown article or a comment of another article; 403 unless
+   * the actor is the comment's author, the article's author or ADMIN.
+   */
+  delete(actor: Actor, slug: string, id: number): Awaitable<void>
+}
+
+export interface CommentStore extends CommentReadSql, CommentWrites {}
+
+/** The SQL a write of comments runs, inside its transaction (writes.ts decides). */
+export interface CommentWriteSql {
+  /** The article at `slug`, or null; it cannot be deleted before the transaction ends. */
+  article(slug: string): Awaitable<{ id: number; author_id: number } | null>
+  insert(article: number, author: number, body: string, now: number): Awaitable<CommentRow>
+  /** The author of comment `id` if it belongs to `article`, or null; locked against a concurrent delete. */
+  find(id: number, article: number): Awaitable<{ author_id: number } | null>
+  remove(id: number): Awaitable<void>
 }

@@ -1,8 +1,6 @@
-import type { SQL } from 'bun'
-import { keys } from '../cache/keys.ts'
-import type { PgChanges } from '../db/postgres/changes.ts'
+import type { SQL, TransactionSQL } from 'bun'
 import { intArray, nameless, read } from '../db/postgres/client.ts'
-import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileStore } from './store.ts'
+import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileReadSql, type ProfileWriteSql } from './store.ts'
 
 /** The reads of profiles and of a viewer's relations. */
 export const PG_PROFILE_READS = {
@@ -13,7 +11,8 @@ export const PG_PROFILE_READS = {
   favoritedAmong: 'SELECT article_id AS id FROM favorites WHERE user_id = $1 AND article_id = ANY ($2::int[])',
 } as const
 
-export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
+/** The reads of profiles and relations on PostgreSQL. */
+export function postgresProfileReads(sql: SQL): ProfileReadSql {
   return {
     byName: (key) =>
       read(async () => {
@@ -22,13 +21,6 @@ export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
         return (row as AuthorRow | undefined) ?? null
       }),
     authors: (ids) => (ids.length ? read(async () => [...(await sql.unsafe(PG_PROFILE_READS.authors, [[...ids]]))] as AuthorRow[]) : []),
-    setFollowing: (follower, followee, on) =>
-      changes.write(async (tx, changed) => {
-        const r = on
-          ? await tx`INSERT INTO follows (follower_id, followee_id) VALUES (${follower}, ${followee}) ON CONFLICT DO NOTHING`
-          : await tx`DELETE FROM follows WHERE follower_id = ${follower} AND followee_id = ${followee}`
-        if (r.count) changed([keys.viewer(follower)])
-      }),
     relations: (viewer) =>
       read(async () => {
         const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewer, MAX_LOADED_FAVORITES + 1])
@@ -43,5 +35,17 @@ export function postgresProfiles(sql: SQL, changes: PgChanges): ProfileStore {
         const rows = await sql.unsafe(PG_PROFILE_READS.favoritedAmong, [viewer, [...ids]])
         return [...rows].map((r: { id: number }) => r.id)
       }),
+  }
+}
+
+/** The SQL of follows on PostgreSQL, over one transaction. */
+export function postgresProfileSql(tx: TransactionSQL): ProfileWriteSql {
+  return {
+    async setFollowing(follower, followee, on) {
+      const r = on
+        ? await tx`INSERT INTO follows (follower_id, followee_id) VALUES (${follower}, ${followee}) ON CONFLICT DO NOTHING`
+        : await tx`DELETE FROM follows WHERE follower_id = ${follower} AND followee_id = ${followee}`
+      return r.count > 0
+    },
   }
 }

@@ -1,7 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { keys } from '../cache/keys.ts'
-import type { SqliteChanges } from '../db/sqlite/changes.ts'
-import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileStore, type Relations } from './store.ts'
+import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileReadSql, type ProfileWriteSql, type Relations } from './store.ts'
 
 /** The reads of profiles and of a viewer's relations. */
 export const SQLITE_PROFILE_READS = {
@@ -12,23 +10,16 @@ export const SQLITE_PROFILE_READS = {
   favoritedAmong: 'SELECT article_id AS id FROM favorites WHERE user_id = ? AND article_id IN (SELECT value FROM json_each(?))',
 } as const
 
-export function sqliteProfiles(db: Database, changes: SqliteChanges): ProfileStore {
+/** The reads of profiles and relations on SQLite. */
+export function sqliteProfileReads(db: Database): ProfileReadSql {
   const byName = db.query<AuthorRow, [string]>(SQLITE_PROFILE_READS.byName)
   const authors = db.query<AuthorRow, [string]>(SQLITE_PROFILE_READS.authors)
-  const follow = db.query<unknown, [number, number]>('INSERT OR IGNORE INTO follows (follower_id, followee_id) VALUES (?, ?)')
-  const unfollow = db.query<unknown, [number, number]>('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?')
   const followees = db.query<{ id: number }, [number]>(SQLITE_PROFILE_READS.followees)
   const favorites = db.query<{ id: number }, [number, number]>(SQLITE_PROFILE_READS.favorites)
   const favoritedAmong = db.query<{ id: number }, [number, string]>(SQLITE_PROFILE_READS.favoritedAmong)
   return {
     byName: (key) => byName.get(key),
     authors: (ids) => (ids.length ? authors.all(JSON.stringify(ids)) : []),
-    setFollowing(follower, followee, on) {
-      changes.write((changed) => {
-        const { changes: n } = (on ? follow : unfollow).run(follower, followee)
-        if (n) changed([keys.viewer(follower)])
-      })
-    },
     relations(viewer): Relations {
       const fav = favorites.all(viewer, MAX_LOADED_FAVORITES + 1).map((r) => r.id)
       return {
@@ -38,4 +29,11 @@ export function sqliteProfiles(db: Database, changes: SqliteChanges): ProfileSto
     },
     favoritedAmong: (viewer, ids) => favoritedAmong.all(viewer, JSON.stringify(ids)).map((r) => r.id),
   }
+}
+
+/** The SQL of follows on SQLite, prepared once. */
+export function sqliteProfileSql(db: Database): ProfileWriteSql {
+  const follow = db.query<unknown, [number, number]>('INSERT OR IGNORE INTO follows (follower_id, followee_id) VALUES (?, ?)')
+  const unfollow = db.query<unknown, [number, number]>('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?')
+  return { setFollowing: (follower, followee, on) => (on ? follow : unfollow).run(follower, followee).changes > 0 }
 }

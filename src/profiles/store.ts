@@ -18,13 +18,26 @@ export interface Relations {
 /** Favorites loaded into a viewer's relations at most; beyond, each page asks the database. */
 export const MAX_LOADED_FAVORITES = 5000
 
-export interface ProfileStore {
+/** The reads of profiles and relations: SQL per backend (see sqlite.ts, postgres.ts). */
+export interface ProfileReadSql {
   /** By normalised username (see src/users/username.ts). */
   byName(usernameKey: string): Awaitable<AuthorRow | null>
   authors(ids: readonly number[]): Awaitable<AuthorRow[]>
-  /** Idempotent either way; records the follower's relations as changed. */
-  setFollowing(follower: number, followee: number, on: boolean): Awaitable<void>
   relations(viewer: number): Awaitable<Relations>
   /** Which of `ids` the viewer favorited (for viewers with very many favorites). */
   favoritedAmong(viewer: number, ids: readonly number[]): Awaitable<number[]>
+}
+
+/** The write of profiles, decided once in writes.ts. */
+export interface ProfileWrites {
+  /** Idempotent either way; records the follower's relations as changed when a row really changed. */
+  setFollowing(follower: number, followee: number, on: boolean): Awaitable<void>
+}
+
+export interface ProfileStore extends ProfileReadSql, ProfileWrites {}
+
+/** The SQL a write of profiles runs, inside its transaction. */
+export interface ProfileWriteSql {
+  /** Whether a follow row was really added (on) or removed (off). */
+  setFollowing(follower: number, followee: number, on: boolean): Awaitable<boolean>
 }

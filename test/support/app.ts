@@ -31,9 +31,12 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
   ...overrides,
 })
 
-/** A fresh app on a fresh database of the backend under test (TEST_DATABASE_URL, else SQLite), migrated like production. */
-export async function testApp(overrides: Partial<Config> = {}): Promise<TestApp> {
-  const db = await testDatabase()
+/**
+ * A fresh app on a fresh database of the backend under test (TEST_DATABASE_URL,
+ * else SQLite), migrated like production; or on `database`, made for the test.
+ */
+export async function testApp(overrides: Partial<Config> = {}, database?: TestDatabase): Promise<TestApp> {
+  const db = database ?? (await testDatabase())
   const config = testConfig(overrides)
   const app = await createApp({ store: db.store, config })
   return {

@@ -46,14 +46,31 @@ export async function closeTestStores(): Promise<void> {
   for (const schema of schemasInUse.splice(0)) await setup?.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
 }
 
-export async function testDatabase(): Promise<TestDatabase> {
-  return onPostgres ? postgresDatabase() : sqliteDatabase()
+/**
+ * A database from an older version, for tests of a migration: migrated up to
+ * `version`, then `before` puts in rows that version allowed, then the rest
+ * of the migrations run as at start-up.
+ */
+export interface OlderDatabase {
+  version: number
+  before(q: QueryDb): Promise<void>
 }
 
-function sqliteDatabase(): TestDatabase {
+/** A fresh, migrated database of the backend under test, with its store. */
+export async function testDatabase(older?: OlderDatabase): Promise<TestDatabase> {
+  return onPostgres ? postgresDatabase(older) : sqliteTestDatabase(older)
+}
+
+/** A fresh SQLite database, whatever the backend under test (tests that compare the two). */
+export async function sqliteTestDatabase(older?: OlderDatabase): Promise<TestDatabase> {
   const db = openDatabase(':memory:')
+  const q = sqliteQueries(db)
+  if (older) {
+    migrate(db, older.version)
+    await older.before(q)
+  }
   migrate(db)
-  return { ...sqliteQueries(db), store: sqliteStore(db, ':memory:') }
+  return { ...q, store: sqliteStore(db, ':memory:') }
 }
 
 const firstNumber = (row: Record<string, unknown> | undefined) => Number(Object.values(row ?? {})[0])
@@ -134,15 +151,27 @@ export async function testDatabaseUrl(): Promise<string> {
   return url.toString()
 }
 
-async function postgresDatabase(): Promise<TestDatabase> {
+async function postgresDatabase(older?: OlderDatabase): Promise<TestDatabase> {
   const { openPostgres } = await import('../../src/db/postgres/store.ts')
   const url = await testDatabaseUrl()
   const schema = `app_${++schemas}`
   await setup!.unsafe(`CREATE SCHEMA ${schema}`)
   schemasInUse.push(schema)
-  const { store } = await openPostgres(url, { poolMax: 4, location: url, schema })
   const q = postgresQueries(url, schema)
-  open.push(store, { close: q.close } as Store)
+  open.push({ close: q.close } as Store)
+  if (older) {
+    const { connect } = await import('../../src/db/postgres/client.ts')
+    const { migrate: pgMigrate } = await import('../../src/db/postgres/migrate.ts')
+    const sql = connect(url, { poolMax: 1, schema })
+    try {
+      await pgMigrate(sql, older.version)
+    } finally {
+      await sql.close()
+    }
+    await older.before(q)
+  }
+  const { store } = await openPostgres(url, { poolMax: 4, location: url, schema })
+  open.push(store)
   return { ...q, store }
 }
 

@@ -1,6 +1,7 @@
 import type { SQL } from 'bun'
 import m001 from '../migrations/postgres/001_init.sql' with { type: 'text' }
 import m002 from '../migrations/postgres/002_lasting_ids.sql' with { type: 'text' }
+import m003 from '../migrations/postgres/003_reserved_slugs.sql' with { type: 'text' }
 import { MigrationError } from '../migration-error.ts'
 
 /**
@@ -8,7 +9,7 @@ import { MigrationError } from '../migration-error.ts'
  * SQLite's (src/db/migrations/sqlite), embedded in the binary. Never edit one
  * that has landed: add the next number.
  */
-export const migrations: readonly string[] = [m001, m002]
+export const migrations: readonly string[] = [m001, m002, m003]
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
 const MIGRATION_LOCK = 0x636f6e64 // "cond"
@@ -24,9 +25,9 @@ export async function schemaVersion(sql: SQL): Promise<number> {
  * Applies every pending migration in one transaction that holds an advisory
  * lock: instances starting together on an empty database wait for the first,
  * then find the schema applied. A database migrated by a newer binary is
- * refused. Returns the versions applied.
+ * refused. Returns the versions applied (up to `target`: tests of a migration).
  */
-export async function migrate(sql: SQL): Promise<number[]> {
+export async function migrate(sql: SQL, target = migrations.length): Promise<number[]> {
   return sql.begin(async (tx) => {
     // a migration, and waiting for another instance's, may take longer than a request may (DATABASE_TIMEOUT_SECONDS)
     await tx`SET LOCAL statement_timeout = 0`
@@ -43,11 +44,11 @@ export async function migrate(sql: SQL): Promise<number[]> {
       )
     }
     const applied: number[] = []
-    for (let v = current + 1; v <= migrations.length; v++) {
+    for (let v = current + 1; v <= target; v++) {
       await tx.unsafe(migrations[v - 1]!)
       applied.push(v)
     }
-    if (applied.length) await tx`UPDATE conduit_schema SET version = ${migrations.length}`
+    if (applied.length) await tx`UPDATE conduit_schema SET version = ${target}`
     return applied
   })
 }

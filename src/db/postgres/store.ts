@@ -1,18 +1,23 @@
 import type { SQL } from 'bun'
 import { postgresLists } from '../../articles/list-postgres.ts'
-import { postgresArticles } from '../../articles/postgres.ts'
+import { postgresArticleReads, postgresArticleSql } from '../../articles/postgres.ts'
+import { articleWrites } from '../../articles/writes.ts'
 import { postgresThrottle } from '../../auth/throttle-postgres.ts'
 import { MAX_THROTTLE_ROWS } from '../../auth/throttle.ts'
-import { postgresComments } from '../../comments/postgres.ts'
-import { postgresProfiles } from '../../profiles/postgres.ts'
+import { postgresCommentReads, postgresCommentSql } from '../../comments/postgres.ts'
+import { commentWrites } from '../../comments/writes.ts'
+import { postgresProfileReads, postgresProfileSql } from '../../profiles/postgres.ts'
+import { profileWrites } from '../../profiles/writes.ts'
 import { postgresTags } from '../../tags/postgres.ts'
-import { postgresUsers } from '../../users/postgres.ts'
+import { postgresUserReads, postgresUserSql } from '../../users/postgres.ts'
+import { userWrites } from '../../users/writes.ts'
 import type { Store } from '../store.ts'
 import { DatabaseUnavailable } from '../types.ts'
 import { postgresBulk } from '../bulk.ts'
 import { PgChanges } from './changes.ts'
 import { type ClientOptions, connect, isUnavailable, read } from './client.ts'
 import { migrate, schemaVersion } from './migrate.ts'
+import { postgresWrites } from './writes.ts'
 
 export interface PostgresOptions extends ClientOptions {
   /** where the data lives, safe to log (the URL without its password) */
@@ -33,11 +38,12 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
     backend: 'postgres',
     location: o.location,
     sql,
-    users: postgresUsers(sql, changes),
-    profiles: postgresProfiles(sql, changes),
-    articles: postgresArticles(sql, changes),
+    // reads are the backend's SQL; writes are the features' policies over the backend's statements
+    users: { ...postgresUserReads(sql), ...userWrites(postgresWrites(changes, postgresUserSql)) },
+    profiles: { ...postgresProfileReads(sql), ...profileWrites(postgresWrites(changes, postgresProfileSql)) },
+    articles: { ...postgresArticleReads(sql), ...articleWrites(postgresWrites(changes, postgresArticleSql)) },
     lists: postgresLists(sql),
-    comments: postgresComments(sql, changes),
+    comments: { ...postgresCommentReads(sql), ...commentWrites(postgresWrites(changes, postgresCommentSql)) },
     tags: postgresTags(sql),
     throttle,
     changes,

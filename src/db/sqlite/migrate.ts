@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import m001 from '../migrations/sqlite/001_init.sql' with { type: 'text' }
 import m002 from '../migrations/sqlite/002_lasting_ids.sql' with { type: 'text' }
+import m003 from '../migrations/sqlite/003_reserved_slugs.sql' with { type: 'text' }
 import { usernameKey } from '../../users/username.ts'
 import { MigrationError } from '../migration-error.ts'
 
@@ -24,14 +25,14 @@ interface Migration {
  * Never edit a migration that has landed: add the next number. The PostgreSQL
  * migrations carry the same numbers and meaning (src/db/migrations/postgres).
  */
-export const migrations: readonly Migration[] = [{ sql: m001 }, { sql: m002, after: fillUsernameKeys, foreignKeysOff: true }]
+export const migrations: readonly Migration[] = [{ sql: m001 }, { sql: m002, after: fillUsernameKeys, foreignKeysOff: true }, { sql: m003 }]
 
 export function schemaVersion(db: Database): number {
   return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
 }
 
-/** Applies every pending migration; returns the versions applied. */
-export function migrate(db: Database): number[] {
+/** Applies every pending migration (up to `target`: tests of a migration); returns the versions applied. */
+export function migrate(db: Database, target = migrations.length): number[] {
   const applied: number[] = []
   const current = schemaVersion(db)
   if (current > migrations.length) {
@@ -52,7 +53,7 @@ export function migrate(db: Database): number[] {
     db.run(`PRAGMA user_version = ${version}`)
     return true
   })
-  migrations.forEach((m, i) => {
+  migrations.slice(0, target).forEach((m, i) => {
     if (m.foreignKeysOff) db.run('PRAGMA foreign_keys = OFF')
     try {
       if (step.immediate(i + 1, m)) applied.push(i + 1)

@@ -1,18 +1,23 @@
 import type { Database } from 'bun:sqlite'
 import { sqliteListStore } from '../../articles/list-sqlite.ts'
 import { SlowLane } from '../../articles/slow-lane.ts'
-import { sqliteArticles } from '../../articles/sqlite.ts'
+import { sqliteArticleReads, sqliteArticleSql } from '../../articles/sqlite.ts'
+import { articleWrites } from '../../articles/writes.ts'
 import { sqliteThrottle } from '../../auth/throttle-sqlite.ts'
 import { MAX_THROTTLE_ROWS } from '../../auth/throttle.ts'
-import { sqliteComments } from '../../comments/sqlite.ts'
-import { sqliteProfiles } from '../../profiles/sqlite.ts'
+import { sqliteCommentReads, sqliteCommentSql } from '../../comments/sqlite.ts'
+import { commentWrites } from '../../comments/writes.ts'
+import { sqliteProfileReads, sqliteProfileSql } from '../../profiles/sqlite.ts'
+import { profileWrites } from '../../profiles/writes.ts'
 import { sqliteTags } from '../../tags/sqlite.ts'
-import { sqliteUsers } from '../../users/sqlite.ts'
+import { sqliteUserReads, sqliteUserSql } from '../../users/sqlite.ts'
+import { userWrites } from '../../users/writes.ts'
 import type { Store } from '../store.ts'
 import { sqliteBulk } from '../bulk.ts'
 import { SqliteChanges } from './changes.ts'
 import { schemaVersion } from './migrate.ts'
 import { closeDatabase } from './open.ts'
+import { sqliteWrites } from './writes.ts'
 
 export interface SqliteStore extends Store {
   readonly db: Database
@@ -32,11 +37,12 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     backend: 'sqlite',
     location,
     db,
-    users: sqliteUsers(db, changes),
-    profiles: sqliteProfiles(db, changes),
-    articles: sqliteArticles(db, changes),
+    // reads are the backend's SQL; writes are the features' policies over the backend's statements
+    users: { ...sqliteUserReads(db), ...userWrites(sqliteWrites(changes, sqliteUserSql(db))) },
+    profiles: { ...sqliteProfileReads(db), ...profileWrites(sqliteWrites(changes, sqliteProfileSql(db))) },
+    articles: { ...sqliteArticleReads(db), ...articleWrites(sqliteWrites(changes, sqliteArticleSql(db))) },
     lists: sqliteListStore(db, slowLane),
-    comments: sqliteComments(db, changes),
+    comments: { ...sqliteCommentReads(db), ...commentWrites(sqliteWrites(changes, sqliteCommentSql(db))) },
     tags: sqliteTags(db),
     throttle,
     changes,

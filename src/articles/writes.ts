@@ -1,0 +1,94 @@
+import { type Actor, isAdminOr, type Writer } from '../auth/actor.ts'
+import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../cache/keys.ts'
+import { type Steps, wait, type Writes } from '../db/steps.ts'
+import { forbidden, notFound } from '../errors.ts'
+import { firstFreeSuffix, RESERVED_SLUGS, slugify } from './slug.ts'
+import type { ArticleHead, ArticleWriteSql, ArticleWrites } from './store.ts'
+
+/** Only its author edits an article. */
+export const mayEdit = (writer: Writer, article: { author_id: number }): boolean => writer.id === article.author_id
+
+/** Its author, or the operator, deletes an article. */
+export const mayDelete = (actor: Actor, article: { author_id: number }): boolean => isAdminOr(actor, article.author_id)
+
+/**
+ * A new title gives a new slug, unless it slugifies like the old title (a fix
+ * of case or punctuation keeps the article's address).
+ */
+export const newSlugNeeded = (oldTitle: string, newTitle: string | undefined): newTitle is string =>
+  newTitle !== undefined && slugify(newTitle) !== slugify(oldTitle)
+
+/** A slug is taken by an article, or reserved for a route (see RESERVED_SLUGS). */
+function* taken(sql: ArticleWriteSql, slug: string): Steps<boolean> {
+  return RESERVED_SLUGS.has(slug) || (yield* wait(sql.slugTaken(slug)))
+}
+
+/**
+ * The base slug when free; else `base-N` with N from the base's counter,
+ * which never hands out a number twice (an old link never lands on another
+ * article), started the first time a base is taken twice at the smallest
+ * free suffix. One counter upsert, whatever the number of articles sharing
+ * the base. Runs under the slug lock (see ArticleWriteSql.lockSlugs), so two
+ * writers never choose the same slug.
+ */
+function* freeSlug(sql: ArticleWriteSql, title: string): Steps<string> {
+  const base = slugify(title)
+  if (!(yield* taken(sql, base))) return base
+  let n = (yield* wait(sql.slugCounter(base))) ?? firstFreeSuffix(base, yield* wait(sql.suffixedSlugs(base)))
+  while (yield* taken(sql, `${base}-${n}`)) n++
+  yield* wait(sql.setSlugCounter(base, n + 1))
+  return `${base}-${n}`
+}
+
+function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): Steps<ArticleHead> {
+  const a = yield* wait(sql.find(slug, lock))
+  if (!a) throw notFound('article')
+  return a
+}
+
+/** The writes of articles on either backend: every decision here, the SQL in `writes`' primitives. */
+export function articleWrites(writes: Writes<ArticleWriteSql>): ArticleWrites {
+  return {
+    create: (author, a) =>
+      writes.transaction(function* (sql, changed) {
+        yield* wait(sql.lockSlugs())
+        const slug = yield* freeSlug(sql, a.title)
+        const { title, description, body } = a
+        const id = yield* wait(sql.insert({ slug, title, description, body, author: author.id, now: Date.now() }))
+        const tags = a.tagList ?? []
+        if (tags.length) yield* wait(sql.setTags(id, tags, false))
+        changed(articleCreated(author, tags))
+        return yield* wait(sql.written(id, author.id))
+      }),
+    update: (viewer, slug, c) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* found(sql, slug, 'update')
+        if (!mayEdit(viewer, a)) throw forbidden('article')
+        let newSlug = a.slug
+        if (newSlugNeeded(a.title, c.title)) {
+          yield* wait(sql.lockSlugs())
+          newSlug = yield* freeSlug(sql, c.title)
+        }
+        const before = c.tagList ? yield* wait(sql.tagsOf(a.id)) : []
+        const { title = null, description = null, body = null } = c
+        yield* wait(sql.update(a.id, { slug: newSlug, title, description, body, now: Date.now() }))
+        if (c.tagList) yield* wait(sql.setTags(a.id, c.tagList, true))
+        changed(articleEdited(a.id, c.tagList ? tagsDiff(before, c.tagList) : []))
+        return yield* wait(sql.written(a.id, viewer.id))
+      }),
+    delete: (actor, slug) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* found(sql, slug, 'update')
+        if (!mayDelete(actor, a)) throw forbidden('article')
+        yield* wait(sql.remove(a.id))
+        changed(articleDeleted(a.id))
+      }),
+    setFavorite: (user, slug, on) =>
+      writes.transaction(function* (sql, changed) {
+        // the article stays until this transaction ends: the favorite refers to it
+        const { id } = yield* found(sql, slug, 'share')
+        if (yield* wait(sql.setFavorite(user.id, id, on))) changed(favoriteChanged(id, user.id, user.usernameKey))
+        return yield* wait(sql.written(id, user.id))
+      }),
+  }
+}

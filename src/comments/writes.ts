@@ -1,0 +1,38 @@
+import { type Actor, isAdminOr } from '../auth/actor.ts'
+import { keys } from '../cache/keys.ts'
+import { type Steps, wait, type Writes } from '../db/steps.ts'
+import { forbidden, notFound } from '../errors.ts'
+import type { CommentWriteSql, CommentWrites } from './store.ts'
+
+/** A comment is deleted by its author, the article's author, or the operator. */
+export const mayDeleteComment = (actor: Actor, comment: { author_id: number }, article: { author_id: number }): boolean =>
+  isAdminOr(actor, comment.author_id, article.author_id)
+
+function* article(sql: CommentWriteSql, slug: string): Steps<{ id: number; author_id: number }> {
+  const a = yield* wait(sql.article(slug))
+  if (!a) throw notFound('article')
+  return a
+}
+
+/** The writes of comments on either backend: every decision here, the SQL in `writes`' primitives. */
+export function commentWrites(writes: Writes<CommentWriteSql>): CommentWrites {
+  return {
+    add: (viewer, slug, body) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* article(sql, slug)
+        const comment = yield* wait(sql.insert(a.id, viewer, body, Date.now()))
+        changed([keys.comments(a.id)])
+        return comment
+      }),
+    delete: (actor, slug, id) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* article(sql, slug)
+        // an id of another article's comment is as unknown here as a missing one
+        const c = Number.isSafeInteger(id) ? yield* wait(sql.find(id, a.id)) : null
+        if (!c) throw notFound('comment')
+        if (!mayDeleteComment(actor, c, a)) throw forbidden('comment')
+        yield* wait(sql.remove(id))
+        changed([keys.comments(a.id)])
+      }),
+  }
+}

@@ -1,0 +1,179 @@
+import { describe, expect, test } from 'bun:test'
+import { ADMIN } from '../src/auth/actor.ts'
+import { keys } from '../src/cache/keys.ts'
+import { type TestApp, testApp } from './support/app.ts'
+import { onPostgres, sqliteTestDatabase } from './support/backend.ts'
+import { addComment, conduitApp } from './support/conduit.ts'
+import { createArticle, type RegisteredUser, registerUser } from './support/fixtures.ts'
+
+/**
+ * The write policies (each feature's writes.ts) decide once for both backends:
+ * who may write, and which change keys each write records. Other processes and
+ * instances drop exactly what those keys name, so both backends must record
+ * the same keys for the same writes.
+ */
+
+describe('the operator (ADMIN) as the actor of a deletion', () => {
+  test('deletes anyone’s article; a stranger gets 403 and the article stays', async () => {
+    const app = await conduitApp()
+    const [author, stranger] = [await registerUser(app), await registerUser(app)]
+    const { slug } = await createArticle(app, author.token)
+    expect((await app.request('DELETE', `/api/articles/${slug}`, { token: stranger.token })).status).toBe(403)
+    expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(200)
+    await app.store.articles.delete(ADMIN, slug)
+    expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(404)
+  })
+
+  test('deletes anyone’s comment; a stranger gets 403 and the comment stays', async () => {
+    const app = await conduitApp()
+    const [author, commenter, stranger] = [await registerUser(app), await registerUser(app), await registerUser(app)]
+    const { slug } = await createArticle(app, author.token)
+    const { id } = await addComment(app, commenter.token, slug)
+    const path = `/api/articles/${slug}/comments`
+    expect((await app.request('DELETE', `${path}/${id}`, { token: stranger.token })).status).toBe(403)
+    expect((await app.request('GET', path)).body.comments).toHaveLength(1)
+    await app.store.comments.delete(ADMIN, slug, id)
+    expect((await app.request('GET', path)).body.comments).toEqual([])
+  })
+
+  test('still gets 404 for what does not exist', async () => {
+    const app = await conduitApp()
+    const author = await registerUser(app)
+    const { slug } = await createArticle(app, author.token)
+    // a thrown error on SQLite, a rejection on PostgreSQL
+    const attempt = (f: () => unknown) => Promise.resolve().then(f)
+    await expect(attempt(() => app.store.articles.delete(ADMIN, 'no-such-article'))).rejects.toThrow('not found')
+    await expect(attempt(() => app.store.comments.delete(ADMIN, slug, 12345))).rejects.toThrow('not found')
+  })
+})
+
+describe('writes on SQLite', () => {
+  test('answer synchronously, every one of them (no await inside a SQLite transaction)', async () => {
+    const { store } = await sqliteTestDatabase()
+    const sync = <T>(v: T | Promise<T>): T => {
+      expect(v).not.toBeInstanceOf(Promise)
+      return v as T
+    }
+    const ann = sync(store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' }))
+    const bob = sync(store.users.create({ username: 'bob', usernameKey: 'bob', email: 'bob@example.com', passwordHash: 'x' }))
+    const writer = { id: ann.id, usernameKey: 'ann' }
+    const { slug } = sync(store.articles.create(writer, { title: 'Sync', description: 'd', body: 'b', tagList: ['t'] })).row
+    sync(store.articles.update(writer, slug, { title: 'Synchronous', tagList: ['u'] }))
+    sync(store.articles.setFavorite(writer, 'synchronous', true))
+    sync(store.profiles.setFollowing(ann.id, bob.id, true))
+    const comment = sync(store.comments.add(ann.id, 'synchronous', 'c'))
+    sync(store.comments.delete(writer, 'synchronous', comment.id))
+    sync(store.users.update(ann.id, { bio: 'b' }))
+    // a refused write throws at once too (its 422 read of the taken fields included)
+    expect(() => store.users.update(bob.id, { email: 'ann@example.com' })).toThrow()
+    sync(store.articles.delete(ADMIN, 'synchronous'))
+  })
+})
+
+/** One write through the app, with the status it must answer. */
+interface Step {
+  label: string
+  status: number
+  run(w: World): Promise<{ status: number }>
+}
+interface World {
+  app: TestApp
+  jake: RegisteredUser
+  ann: RegisteredUser
+  bob: RegisteredUser
+}
+
+const as = (w: World, who: RegisteredUser, method: string, path: string, body?: unknown) =>
+  w.app.request(method, path, { token: who.token, ...(body !== undefined ? { body } : {}) })
+const article = (fields: Record<string, unknown>) => ({ article: { description: 'd', body: 'b', ...fields } })
+const ok = async (f: () => Promise<unknown>) => {
+  await f()
+  return { status: 200 }
+}
+
+/** Every kind of write, including the ones that change nothing (idempotent, refused): the same on both backends. */
+const STEPS: Step[] = [
+  { label: 'follow', status: 200, run: (w) => as(w, w.ann, 'POST', `/api/profiles/${w.jake.username}/follow`) },
+  { label: 'follow again', status: 200, run: (w) => as(w, w.ann, 'POST', `/api/profiles/${w.jake.username}/follow`) },
+  { label: 'unfollow a stranger', status: 200, run: (w) => as(w, w.bob, 'DELETE', `/api/profiles/${w.jake.username}/follow`) },
+  {
+    label: 'create with tags',
+    status: 201,
+    run: (w) => as(w, w.jake, 'POST', '/api/articles', article({ title: 'Hello', tagList: ['b', 'a'] })),
+  },
+  { label: 'create the same title', status: 201, run: (w) => as(w, w.jake, 'POST', '/api/articles', article({ title: 'Hello' })) },
+  { label: 'create "Feed"', status: 201, run: (w) => as(w, w.jake, 'POST', '/api/articles', article({ title: 'Feed', tagList: ['a'] })) },
+  { label: 'edit the body', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/articles/hello', { article: { body: 'new' } }) },
+  { label: 'retitle, same slug', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/articles/hello', { article: { title: 'HELLO!' } }) },
+  { label: 'retitle', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/articles/hello', { article: { title: 'Goodbye' } }) },
+  { label: 'change tags', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/articles/goodbye', { article: { tagList: ['a', 'c'] } }) },
+  { label: 'edit: not the author', status: 403, run: (w) => as(w, w.bob, 'PUT', '/api/articles/goodbye', { article: { body: 'x' } }) },
+  { label: 'favorite', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/goodbye/favorite') },
+  { label: 'favorite again', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/goodbye/favorite') },
+  { label: 'unfavorite, not favorited', status: 200, run: (w) => as(w, w.bob, 'DELETE', '/api/articles/goodbye/favorite') },
+  { label: 'unfavorite', status: 200, run: (w) => as(w, w.ann, 'DELETE', '/api/articles/goodbye/favorite') },
+  { label: 'comment', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/hello-2/comments', { comment: { body: 'c1' } }) },
+  { label: 'comment 2', status: 200, run: (w) => as(w, w.jake, 'POST', '/api/articles/hello-2/comments', { comment: { body: 'c2' } }) },
+  { label: 'delete a comment: a stranger', status: 403, run: (w) => as(w, w.bob, 'DELETE', '/api/articles/hello-2/comments/2') },
+  { label: 'delete a comment: the article’s author', status: 204, run: (w) => as(w, w.jake, 'DELETE', '/api/articles/hello-2/comments/1') },
+  { label: 'delete an article: a stranger', status: 403, run: (w) => as(w, w.bob, 'DELETE', '/api/articles/hello-2') },
+  { label: 'edit the bio', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { bio: 'hi' } }) },
+  { label: 'rename', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { username: 'jacob' } }) },
+  { label: 'rename, other case', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { username: 'Jacob' } }) },
+  { label: 'email taken', status: 422, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { email: w.ann.email } }) },
+  {
+    label: 'password',
+    status: 200,
+    async run(w) {
+      const res = await as(w, w.jake, 'PUT', '/api/user', { user: { password: 'another password' } })
+      w.jake.token = res.body.user.token
+      return res
+    },
+  },
+  { label: 'delete an article with comments', status: 204, run: (w) => as(w, w.jake, 'DELETE', '/api/articles/hello-2') },
+  { label: 'comment 3', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c3' } }) },
+  {
+    label: 'ADMIN deletes a comment',
+    status: 200,
+    run: (w) => ok(() => Promise.resolve(w.app.store.comments.delete(ADMIN, 'goodbye', 3))),
+  },
+  { label: 'ADMIN deletes an article', status: 200, run: (w) => ok(() => Promise.resolve(w.app.store.articles.delete(ADMIN, 'feed-2'))) },
+]
+
+/** Runs every step on a fresh app: the keys each one appended to the change log, by label. */
+async function keysOfEveryStep(app: TestApp): Promise<[string, string[]][]> {
+  const users = []
+  for (const name of ['jake', 'ann', 'bob']) users.push(await registerUser(app, { username: name }))
+  const [jake, ann, bob] = users as [RegisteredUser, RegisteredUser, RegisteredUser]
+  const w: World = { app, jake, ann, bob }
+  const out: [string, string[]][] = [['register', (await app.db.all<{ keys: string }>('SELECT keys FROM changes')).map((r) => r.keys)]]
+  for (const step of STEPS) {
+    const before = await app.db.count('SELECT coalesce(max(seq), 0) FROM changes')
+    const res = await step.run(w)
+    expect({ step: step.label, status: res.status }).toEqual({ step: step.label, status: step.status })
+    const rows = await app.db.all<{ keys: string }>('SELECT keys FROM changes WHERE seq > ? ORDER BY seq', before)
+    out.push([step.label, rows.map((r) => r.keys)])
+  }
+  return out
+}
+
+const config = { passwordHash: { memoryCost: 256, timeCost: 1 } }
+
+describe.skipIf(!onPostgres)('change keys (PostgreSQL pass only: compares SQLite with PostgreSQL)', () => {
+  test('every write records the same change keys on SQLite and PostgreSQL', async () => {
+    const sqlite = await keysOfEveryStep(await testApp(config, await sqliteTestDatabase()))
+    const postgres = await keysOfEveryStep(await testApp(config))
+    expect(postgres).toEqual(sqlite)
+    // and they are the keys the writes change (ids: jake 1, ann 2; goodbye is article 1)
+    const of = new Map(sqlite)
+    for (const none of ['register', 'follow again', 'unfollow a stranger', 'favorite again', 'unfavorite, not favorited', 'email taken']) {
+      expect({ none, keys: of.get(none) }).toEqual({ none, keys: [] })
+    }
+    for (const refused of ['edit: not the author', 'delete a comment: a stranger', 'delete an article: a stranger']) {
+      expect({ refused, keys: of.get(refused) }).toEqual({ refused, keys: [] })
+    }
+    expect(of.get('follow')).toEqual([String(keys.viewer(2))])
+    expect(of.get('favorite')).toEqual([[keys.article(1), keys.favoritesOf(2), keys.favoritedBy('ann')].join(' ')])
+    expect(of.get('ADMIN deletes a comment')).toEqual([String(keys.comments(1))])
+  })
+})
