@@ -2,8 +2,6 @@ import { type App, createApp } from './app.ts'
 import { WORKER_ENV } from './cluster.ts'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
-import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './db/sqlite/checkpointer.ts'
-import type { SqliteStore } from './db/sqlite/store.ts'
 import type { Store } from './db/store.ts'
 import { errorResponse } from './errors.ts'
 import { securityHeaders } from './http/headers.ts'
@@ -67,11 +65,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     await store.close()
     throw e
   }
-  // one checkpointer per database file: the single process, or worker 1
-  const checkpointer =
-    store.backend === 'sqlite' && (worker === undefined || worker === '1')
-      ? sqliteCheckpointer(store as SqliteStore, config, logger)
-      : undefined
+  // one process per database keeps it up: the single process, or worker 1
+  const upkeep = worker === undefined || worker === '1' ? store.startUpkeep(logger) : undefined
   const maintenance = setInterval(() => {
     store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
   }, MAINTENANCE_MS)
@@ -98,18 +93,11 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
           logger.warn('in-flight requests did not finish in time; closing them', { graceMs: config.shutdownGraceMs })
           await server.stop(true)
         }
-        await checkpointer?.stop()
+        await upkeep?.stop()
         await store.close()
         logger.info('stopped')
       })()
       return stopping
     },
   }
-}
-
-/** WAL checkpoints in a background worker; the writer's own auto-checkpoint stays as a fallback. */
-function sqliteCheckpointer(store: SqliteStore, config: Config, logger: Logger) {
-  store.db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
-  // started once serving: its thread and connection are not needed for the first answers
-  return startCheckpointer(config.databasePath, logger, { delayMs: 100 })
 }

@@ -7,6 +7,7 @@ import type { CommentStore } from '../comments/store.ts'
 import type { ProfileStore } from '../profiles/store.ts'
 import type { TagStore } from '../tags/store.ts'
 import type { UserStore } from '../users/store.ts'
+import type { Logger } from '../log.ts'
 import type { Awaitable, Backend } from './types.ts'
 
 /**
@@ -49,5 +50,11 @@ export interface Store {
   ping(): Promise<boolean>
   /** Housekeeping, every minute or so: expired throttle windows, old change-log rows. */
   maintain(): Promise<void>
+  /**
+   * Background upkeep of the database itself, run by one process per
+   * database (the single process, or worker 1): SQLite's WAL checkpoints in
+   * a thread of their own. Nothing on PostgreSQL, which keeps itself.
+   */
+  startUpkeep(logger: Logger): { stop(): Promise<void> } | undefined
   close(): Promise<void>
 }

@@ -71,6 +71,7 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
       // last: a role that may not vacuum the log still purges both
       await changes.tidy()
     },
+    startUpkeep: () => undefined,
     async close() {
       await sql.close({ timeout: 2 })
     },

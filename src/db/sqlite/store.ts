@@ -15,6 +15,7 @@ import { userWrites } from '../../users/writes.ts'
 import type { Store } from '../store.ts'
 import { sqliteBulk } from '../bulk.ts'
 import { SqliteChanges } from './changes.ts'
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts'
 import { schemaVersion } from './migrate.ts'
 import { closeDatabase } from './open.ts'
 import { sqliteWrites } from './writes.ts'
@@ -66,6 +67,11 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
       const now = Date.now()
       changes.purge(now)
       throttle.purge(now, MAX_THROTTLE_ROWS)
+    },
+    startUpkeep(logger) {
+      db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
+      // started once serving: its thread and connection are not needed for the first answers
+      return location === ':memory:' ? undefined : startCheckpointer(location, logger, { delayMs: 100 })
     },
     async close() {
       slowLane?.close()

@@ -1,0 +1,46 @@
+import type { parseArgs } from 'node:util'
+import type { Config } from '../config.ts'
+import type { FailureContext } from './errors.ts'
+
+/** Every flag any command takes; each command reads the ones it names in its usage. */
+export const FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  db: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  users: { type: 'string' },
+  articles: { type: 'string' },
+  seed: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  workers: { type: 'string' },
+  debug: { type: 'boolean' },
+} as const
+/** The options that take a number: `--articles -5` reaches the range check instead of confusing parseArgs. */
+export const NUMERIC = ['--port', '--users', '--articles', '--seed', '--workers']
+
+export type Flags = ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true; strict: true }>>['values']
+
+/** What a command gets: the configuration (environment, then flags), its flags and its arguments. */
+export interface CommandInput {
+  config: Config
+  flags: Flags
+  args: string[]
+  /** what a failure message may name; a command adds what it learns */
+  context: FailureContext
+}
+
+export interface Command {
+  name: string
+  /** the arguments after the name, as --help shows them */
+  usage: string
+  /** what it does, one or more lines of --help */
+  summary: string[]
+  /** how many arguments it takes (after its name and flags) */
+  args: number
+  run(input: CommandInput): Promise<number> | number
+}
+
+/** The commands that migrate, seed or copy run statements as long as they need (DATABASE_TIMEOUT_SECONDS is for requests). */
+export const untimed = (config: Config): Config => ({ ...config, databaseTimeoutMs: 0 })

@@ -1,0 +1,34 @@
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { redactUrl } from '../../config.ts'
+import { openDatabase } from '../../db/sqlite/open.ts'
+import type { Command } from '../command.ts'
+import { backupFailure, UsageError } from '../errors.ts'
+
+/** VACUUM INTO: a consistent snapshot of the live database, taken while it serves. */
+export const backupCommand: Command = {
+  name: 'backup',
+  usage: '<file> [--db FILE]',
+  summary: ['write a consistent copy of the live SQLite database', '(PostgreSQL: use pg_dump)'],
+  args: 1,
+  run({ config, args }) {
+    if (config.databaseUrl) {
+      throw new UsageError(
+        `backup: the database is PostgreSQL (${redactUrl(config.databaseUrl)}); back it up with pg_dump, e.g. pg_dump -Fc -f conduit.dump "$DATABASE_URL"`,
+      )
+    }
+    const file = resolve(args[0]!)
+    if (existsSync(file)) throw new UsageError(`backup: ${file} already exists; choose a new file name`)
+    if (!existsSync(config.databasePath)) throw new UsageError(`backup: no database at ${config.databasePath}`)
+    const db = openDatabase(config.databasePath)
+    try {
+      db.query('VACUUM INTO ?').run(file)
+    } catch (e) {
+      throw backupFailure(e, file)
+    } finally {
+      db.close()
+    }
+    console.log(`backup written to ${file}`)
+    return 0
+  },
+}

@@ -1,0 +1,31 @@
+import { supervise, WORKER_ENV } from '../../cluster.ts'
+import type { Config } from '../../config.ts'
+import { createLogger } from '../../log.ts'
+import { serve } from '../../server.ts'
+import type { Command } from '../command.ts'
+
+export const serveCommand: Command = {
+  name: 'serve',
+  usage: '[--port N] [--host ADDR] [--db FILE|URL] [--workers N]',
+  summary: ['serve the API (the default command)'],
+  args: 0,
+  run: ({ config }) =>
+    config.workers > 1 && !process.env[WORKER_ENV] ? supervise(config, createLogger(config.logFormat, config.logLevel)) : runServer(config),
+}
+
+async function runServer(config: Config): Promise<number> {
+  const logger = createLogger(config.logFormat, config.logLevel)
+  const running = await serve(config, logger)
+  const stop = (signal: string) => {
+    running.shutdown(signal).then(
+      () => process.exit(0),
+      (e) => {
+        logger.error('shutdown failed', {}, e)
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  return new Promise<number>(() => {}) // serves until a signal
+}
