@@ -19,9 +19,9 @@ interface Entry<V> {
 /**
  * A string in one piece, holding nothing but its characters. JavaScriptCore
  * builds `a${b}c` as a rope that keeps every piece alive, and a rope it has
- * resolved (by reading a character) STILL keeps its pieces (Bun 1.4.5,
- * measured: 25,000 cached article heads held 536,000 strings, most of the
- * heap's objects, which every full collection marks). Joining an array
+ * resolved (by reading a character) STILL keeps its pieces: cached article
+ * heads would hold twenty strings each, most of the heap's objects, which
+ * every full collection marks (docs/PERFORMANCE.md). Joining an array
  * builds a new flat string and lets the rope and its pieces go;
  * test/unit/flat.test.ts checks both.
  */

@@ -23,8 +23,7 @@ interface Utf8Writer extends Buffer {
  * written (UTF-8) at the head, and the oldest bodies make room. Thousands of
  * separately allocated 10 KB buffers, each among the short-lived garbage of
  * the requests around it, keep several times their size in memory the
- * allocator cannot give back (measured: 17 MB of bodies held 120 MB); one
- * slab weighs exactly its size. Values are valid while their dependencies
+ * allocator cannot give back; one slab weighs exactly its size. Values are valid while their dependencies
  * are unchanged (see versions.ts).
  *
  * The live slots, in write order, are those from the head to the end of the
@@ -76,7 +75,7 @@ export class SlabCache {
    * may write over. Use it at once: a Response copies the bytes it is given
    * when it is constructed (test/cache.test.ts checks), so a view costs no
    * allocation where a copy would allocate a buffer per answer for the
-   * collector to find (measured: up to 100 MB of them between collections).
+   * collector to find.
    */
   get(key: string, accept?: (deps: readonly number[]) => boolean): Uint8Array | undefined {
     const s = this.slots.get(key)

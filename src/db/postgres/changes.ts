@@ -184,9 +184,9 @@ export class PgChanges implements ChangeFeed {
    * and so on. The change-log read is a prepared statement: PostgreSQL plans
    * it once for good when the log is near empty (a scan of the whole table,
    * the cheapest plan then), and keeps that plan while the log grows to
-   * minutes of writes until new statistics come (measured under the mix with
-   * 5 % writes: every read scanned ~20,000 rows after 100 s, autovacuum being
-   * off on this machine). Statistics only: failures are ignored.
+   * minutes of writes until new statistics come, which autovacuum may be
+   * late to take or never take (it can be off). Statistics only: failures
+   * are ignored.
    */
   private wrote(): void {
     if (++this.writtenSinceAnalyze < this.analyzeAfter) return
