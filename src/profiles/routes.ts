@@ -1,4 +1,3 @@
-import { unprocessable } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { profileHead, profileJson } from './present.ts'
 import type { ProfileReads } from './reads.ts'
@@ -26,7 +25,6 @@ export function profileRoutes({ profiles, reads }: Deps): Route[] {
       tag,
       handle: async ({ params, viewer }) => {
         const target = await reads.byName(params.username)
-        if (target.id === viewer.id) throw unprocessable({ profile: ['cannot follow yourself'] })
         await profiles.setFollowing(viewer.id, target.id, follow)
         return reply(`{"profile":${profileJson(profileHead(target), follow)}}`)
       },
