@@ -34,6 +34,12 @@ const shown = (v: string) =>
 /** A time to the second, UTC: what an operator reads. */
 const when = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
+/** A command on one account, named by the username after the command's name; `run` gets the open store. */
+const onAccount = (
+  c: Omit<Command, 'args' | 'run'>,
+  run: (store: Store, username: string, input: CommandInput) => Promise<number>,
+): Command => ({ ...c, args: 1, run: (input) => withStore(input.config, (store) => run(store, input.args[0]!, input)) })
+
 function table(rows: Account[]): string {
   const cells = [
     ['ID', 'USERNAME', 'EMAIL', 'CREATED', 'LOCKED'],
@@ -68,71 +74,69 @@ const list: Command = {
   },
 }
 
-const show: Command = {
-  name: 'admin users show',
-  usage: `USERNAME [--json] ${DB_USAGE}`,
-  summary: ['one account: its fields, whether it is locked, and how', 'many articles, comments, favorites, followers, followees'],
-  args: 1,
-  run: (input) =>
-    withStore(input.config, async (store) => {
-      const [username] = input.args as [string]
-      const a = await store.users.account(usernameKey(username))
-      if (!a) throw new CliError(noUser(input, store, username))
-      const fields: [string, string | number | null][] = [
-        ['id', a.id],
-        ['username', shown(a.username)],
-        ['email', shown(a.email)],
-        ['bio', a.bio && shown(a.bio)],
-        ['image', a.image && shown(a.image)],
-        ['created', when(a.created_at)],
-        ['locked', a.locked_at === null ? 'no' : `since ${when(a.locked_at)}`],
-        ['articles', a.articles],
-        ['comments', a.comments],
-        ['favorites', a.favorites],
-        ['followers', a.followers],
-        ['following', a.following],
-      ]
-      const text = fields.map(([k, v]) => `${k.padEnd(11)}${v ?? '-'}`).join('\n')
-      return said(input.flags, text, { user: accountDetailsJson(a) })
-    }),
-}
+const show = onAccount(
+  {
+    name: 'admin users show',
+    usage: `USERNAME [--json] ${DB_USAGE}`,
+    summary: ['one account: its fields, whether it is locked, and how', 'many articles, comments, favorites, followers, followees'],
+  },
+  async (store, username, input) => {
+    const a = await store.users.account(usernameKey(username))
+    if (!a) throw new CliError(noUser(input, store, username))
+    const fields: [string, string | number | null][] = [
+      ['id', a.id],
+      ['username', shown(a.username)],
+      ['email', shown(a.email)],
+      ['bio', a.bio && shown(a.bio)],
+      ['image', a.image && shown(a.image)],
+      ['created', when(a.created_at)],
+      ['locked', a.locked_at === null ? 'no' : `since ${when(a.locked_at)}`],
+      ['articles', a.articles],
+      ['comments', a.comments],
+      ['favorites', a.favorites],
+      ['followers', a.followers],
+      ['following', a.following],
+    ]
+    const text = fields.map(([k, v]) => `${k.padEnd(11)}${v ?? '-'}`).join('\n')
+    return said(input.flags, text, { user: accountDetailsJson(a) })
+  },
+)
 
-const password: Command = {
-  name: 'admin users password',
-  usage: `USERNAME [--json] ${DB_USAGE}`,
-  summary: [
-    "set the account's password, read from standard input",
-    '(one line; registration rules); every token issued',
-    'before is refused',
-  ],
-  args: 1,
-  run: (input) =>
-    withStore(input.config, async (store) => {
-      const [username] = input.args as [string]
-      // asked for only once the account is known to exist
-      if (!(await store.users.account(usernameKey(username)))) throw new CliError(noUser(input, store, username))
-      const clear = await readPassword(input.name, `New password for ${username}: `)
-      const problem = passwordProblem(clear)
-      if (problem) throw new UsageError(`${input.name}: ${problem}; nothing changed`)
-      const hash = await passwordHasher(input.config.passwordHash).hash(clear)
-      const a = await found(() => store.users.setPassword(ADMIN, username, hash), noUser(input, store, username))
-      return said(input.flags, `changed the password of ${a.username}; every token issued before is refused`, {
-        username: a.username,
-        passwordChanged: true,
-      })
-    }),
-}
+const password = onAccount(
+  {
+    name: 'admin users password',
+    usage: `USERNAME [--json] ${DB_USAGE}`,
+    summary: [
+      "set the account's password, read from standard input",
+      '(one line; registration rules); every token issued',
+      'before is refused',
+    ],
+  },
+  async (store, username, input) => {
+    // asked for only once the account is known to exist
+    if (!(await store.users.account(usernameKey(username)))) throw new CliError(noUser(input, store, username))
+    const clear = await readPassword(input.name, `New password for ${username}: `)
+    const problem = passwordProblem(clear)
+    if (problem) throw new UsageError(`${input.name}: ${problem}; nothing changed`)
+    const hash = await passwordHasher(input.config.passwordHash).hash(clear)
+    const a = await found(() => store.users.setPassword(ADMIN, username, hash), noUser(input, store, username))
+    return said(input.flags, `changed the password of ${a.username}; every token issued before is refused`, {
+      username: a.username,
+      passwordChanged: true,
+    })
+  },
+)
 
-const locking = (locked: boolean): Command => ({
-  name: `admin users ${locked ? 'lock' : 'unlock'}`,
-  usage: `USERNAME [--json] ${DB_USAGE}`,
-  summary: locked
-    ? ["refuse the account's logins (403) and tokens (401) at", 'once; what it wrote stays readable']
-    : ['let a locked account log in again (tokens issued', 'before the lock stay refused)'],
-  args: 1,
-  run: (input) =>
-    withStore(input.config, async (store) => {
-      const [username] = input.args as [string]
+const locking = (locked: boolean): Command =>
+  onAccount(
+    {
+      name: `admin users ${locked ? 'lock' : 'unlock'}`,
+      usage: `USERNAME [--json] ${DB_USAGE}`,
+      summary: locked
+        ? ["refuse the account's logins (403) and tokens (401) at", 'once; what it wrote stays readable']
+        : ['let a locked account log in again (tokens issued', 'before the lock stay refused)'],
+    },
+    async (store, username, input) => {
       const a = await found(() => store.users.setLocked(ADMIN, username, locked), noUser(input, store, username))
       const text = locked
         ? a.changed
@@ -142,39 +146,38 @@ const locking = (locked: boolean): Command => ({
           ? `unlocked ${a.username}: it may log in again`
           : `${a.username} was not locked`
       return said(input.flags, text, { username: a.username, locked, changed: a.changed })
-    }),
-})
+    },
+  )
 
-const remove: Command = {
-  name: 'admin users delete',
-  usage: `USERNAME [--with-content] [--json] ${DB_USAGE}`,
-  summary: [
-    'delete an account; refused when it wrote articles or',
-    'comments, unless --with-content: then with them, and',
-    'with its favorites and follows',
-  ],
-  args: 1,
-  run: (input) =>
-    withStore(input.config, async (store) => {
-      const [username] = input.args as [string]
-      const withContent = input.flags['with-content'] === true
-      const d = await found(() => store.users.delete(ADMIN, username, withContent), noUser(input, store, username)).catch((e) => {
-        if (!(e instanceof AccountHasContent)) throw e
-        throw new UsageError(
-          `${input.name}: ${e.username} wrote ${count(e.articles, 'article')} and ${count(e.comments, 'comment')}; nothing deleted: add --with-content to delete them with the account`,
-        )
-      })
-      const gone = `${count(d.articles, 'article')}, ${count(d.comments, 'comment')}, ${count(d.favorites, 'favorite')} and ${count(d.follows, 'follow')}`
-      const { articles, comments, favorites, follows } = d
-      return said(input.flags, `deleted the account ${d.username}, with ${gone}`, {
-        username: d.username,
-        deleted: true,
-        articles,
-        comments,
-        favorites,
-        follows,
-      })
-    }),
-}
+const remove = onAccount(
+  {
+    name: 'admin users delete',
+    usage: `USERNAME [--with-content] [--json] ${DB_USAGE}`,
+    summary: [
+      'delete an account; refused when it wrote articles or',
+      'comments, unless --with-content: then with them, and',
+      'with its favorites and follows',
+    ],
+  },
+  async (store, username, input) => {
+    const withContent = input.flags['with-content'] === true
+    const d = await found(() => store.users.delete(ADMIN, username, withContent), noUser(input, store, username)).catch((e) => {
+      if (!(e instanceof AccountHasContent)) throw e
+      throw new UsageError(
+        `${input.name}: ${e.username} wrote ${count(e.articles, 'article')} and ${count(e.comments, 'comment')}; nothing deleted: add --with-content to delete them with the account`,
+      )
+    })
+    const gone = `${count(d.articles, 'article')}, ${count(d.comments, 'comment')}, ${count(d.favorites, 'favorite')} and ${count(d.follows, 'follow')}`
+    const { articles, comments, favorites, follows } = d
+    return said(input.flags, `deleted the account ${d.username}, with ${gone}`, {
+      username: d.username,
+      deleted: true,
+      articles,
+      comments,
+      favorites,
+      follows,
+    })
+  },
+)
 
 export const adminUserCommands: Command[] = [list, show, password, locking(true), locking(false), remove]
