@@ -2,6 +2,8 @@
 import { parseArgs } from 'node:util'
 import { version } from '../package.json'
 import { type Command, FLAGS, NUMERIC } from './cli/command.ts'
+import { adminContentCommands } from './cli/commands/admin-content.ts'
+import { adminUserCommands } from './cli/commands/admin-users.ts'
 import { backupCommand } from './cli/commands/backup.ts'
 import { copyCommand } from './cli/commands/copy.ts'
 import { healthcheckCommand } from './cli/commands/healthcheck.ts'
@@ -11,8 +13,35 @@ import { serveCommand } from './cli/commands/serve.ts'
 import { type FailureContext, joinNegativeNumbers, report, UsageError, usageFromParseArgs } from './cli/errors.ts'
 import { environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 
-/** The commands, in the order --help lists them; `serve` is the default. */
-const COMMANDS: readonly Command[] = [serveCommand, migrateCommand, backupCommand, copyCommand, healthcheckCommand, seedCommand]
+/** The commands, in the order --help lists them; `serve` is the default. A name of several words is a command of a group (`admin users lock`). */
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  migrateCommand,
+  backupCommand,
+  copyCommand,
+  healthcheckCommand,
+  seedCommand,
+  ...adminUserCommands,
+  ...adminContentCommands,
+]
+
+const startsWith = (words: readonly string[], prefix: readonly string[]) => prefix.every((w, i) => words[i] === w)
+
+/** The command the positionals name (its name's words first), with the arguments after them. */
+function commandOf(positionals: readonly string[]): { command: Command; args: string[] } {
+  if (positionals.length === 0) return { command: serveCommand, args: [] }
+  const command = COMMANDS.find((c) => startsWith(positionals, c.name.split(' ')))
+  if (command) return { command, args: positionals.slice(command.name.split(' ').length) }
+  // a group's name without (or with an unknown) command of it: name the ones it has
+  let given: string[] = []
+  for (let n = 1; n <= positionals.length; n++) {
+    if (COMMANDS.some((c) => startsWith(c.name.split(' '), positionals.slice(0, n)))) given = positionals.slice(0, n)
+  }
+  if (!given.length) throw new UsageError(`unknown command "${positionals[0]}"; see conduit --help`)
+  const rest = COMMANDS.filter((c) => startsWith(c.name.split(' '), given)).map((c) => c.name.split(' ').slice(given.length).join(' '))
+  const what = positionals.length > given.length ? `unknown command "${positionals.join(' ')}"` : `${given.join(' ')} needs a command`
+  throw new UsageError(`${what}: conduit ${given.join(' ')} ${rest.join(' | ')}; see conduit --help`)
+}
 
 const COLUMN = 57
 function usageLines(c: Command): string {
@@ -56,10 +85,8 @@ async function main(argv: string[]): Promise<number> {
   if (flags.help) return print(HELP)
   if (flags.version) return print(version)
 
-  const [name = 'serve', ...args] = positionals
-  context.command = name
-  const command = COMMANDS.find((c) => c.name === name)
-  if (!command) throw new UsageError(`unknown command "${name}"; see conduit --help`)
+  const { command, args } = commandOf(positionals)
+  context.command = command.name
   const config = loadConfig()
   if (flags.debug) config.logLevel = 'debug'
   debug = config.logLevel === 'debug'
@@ -74,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
     port: config.port,
   })
   if (args.length !== command.args) throw new UsageError(`usage: conduit ${command.name} ${command.usage}`)
-  return command.run({ config, flags, args, context })
+  return command.run({ name: command.name, config, flags, args, context })
 }
 
 function print(text: string): number {

@@ -1,10 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { listeningPids } from '../bench/proc.ts'
 import { binaryDatabase, onPostgres } from './support/backend.ts'
 import { type RoundRobin, roundRobin } from './support/round-robin.ts'
 import { tcpProxy } from './support/tcp-proxy.ts'
-import { api, type ApiResponse, newCredentials, register, type Server, startServer, tempDir, type User, useBinary } from './e2e/support.ts'
+import {
+  api,
+  type ApiResponse,
+  newCredentials,
+  register,
+  type Server,
+  startServer,
+  twoInstances,
+  type User,
+  useBinary,
+} from './e2e/support.ts'
 
 /**
  * Two instances of the compiled binary on one database — two processes on one
@@ -17,21 +26,12 @@ import { api, type ApiResponse, newCredentials, register, type Server, startServ
 const binary = useBinary()
 const BACKEND = onPostgres ? 'PostgreSQL' : 'SQLite'
 
-async function twoInstances(extraEnv: Record<string, string> = {}) {
-  const db = await binaryDatabase()
-  const file = join(tempDir(), 'shared.db')
-  const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...(onPostgres ? db.env : { DATABASE_PATH: file }), ...extraEnv }
-  const a = await startServer(binary(), { env })
-  const b = await startServer(binary(), { env })
-  return { a, b, env, db }
-}
-
 describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, () => {
   let a: Server
   let b: Server
   let lb: RoundRobin
   beforeAll(async () => {
-    ;({ a, b } = await twoInstances())
+    ;({ a, b } = await twoInstances(binary()))
     lb = roundRobin([a.url, b.url])
   }, 60_000)
   afterAll(async () => {
@@ -251,7 +251,7 @@ describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, 
 
 describe(`faults with two instances on one ${BACKEND} database`, () => {
   test('one instance killed under load: the other answers without errors; the killed one comes back with fresh data', async () => {
-    const { a, b, env } = await twoInstances()
+    const { a, b, env } = await twoInstances(binary())
     let survivor: Server = b
     try {
       const user = await register(a.url)

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { ADMIN } from '../src/auth/actor.ts'
 import { keys } from '../src/cache/keys.ts'
+import { EVERYTHING } from '../src/cache/versions.ts'
 import { type TestApp, testApp } from './support/app.ts'
 import { onPostgres, sqliteTestDatabase } from './support/backend.ts'
 import { addComment, conduitApp } from './support/conduit.ts'
@@ -90,6 +91,14 @@ const ok = async (f: () => Promise<unknown>) => {
   await f()
   return { status: 200 }
 }
+/** An operator's write through the store: 200, or the status it was refused with (0 when the refusal is no HTTP error). */
+const byAdmin = (f: () => unknown) =>
+  Promise.resolve()
+    .then(f)
+    .then(
+      () => ({ status: 200 }),
+      (e) => ({ status: (e as { status?: number }).status ?? 0 }),
+    )
 
 /** Every kind of write, including the ones that change nothing (idempotent, refused): the same on both backends. */
 const STEPS: Step[] = [
@@ -138,6 +147,23 @@ const STEPS: Step[] = [
     run: (w) => ok(() => Promise.resolve(w.app.store.comments.delete(ADMIN, 'goodbye', 3))),
   },
   { label: 'ADMIN deletes an article', status: 200, run: (w) => ok(() => Promise.resolve(w.app.store.articles.delete(ADMIN, 'feed-2'))) },
+  { label: 'ADMIN locks an account', status: 200, run: (w) => byAdmin(() => w.app.store.users.setLocked(ADMIN, 'ann', true)) },
+  { label: 'ADMIN locks it again', status: 200, run: (w) => byAdmin(() => w.app.store.users.setLocked(ADMIN, 'ann', true)) },
+  { label: 'ADMIN unlocks it', status: 200, run: (w) => byAdmin(() => w.app.store.users.setLocked(ADMIN, 'ann', false)) },
+  { label: 'ADMIN sets a password', status: 200, run: (w) => byAdmin(() => w.app.store.users.setPassword(ADMIN, 'bob', 'x')) },
+  {
+    label: 'lock: not ADMIN',
+    status: 403,
+    run: (w) => byAdmin(() => w.app.store.users.setLocked({ id: 3, usernameKey: 'bob' }, 'ann', true)),
+  },
+  { label: 'comment 4', status: 200, run: (w) => as(w, w.jake, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c4' } }) },
+  { label: 'ADMIN deletes a comment by id', status: 200, run: (w) => byAdmin(() => w.app.store.comments.deleteById(ADMIN, 4)) },
+  {
+    label: 'ADMIN deletes an author without content',
+    status: 0,
+    run: (w) => byAdmin(() => w.app.store.users.delete(ADMIN, 'jacob', false)),
+  },
+  { label: 'ADMIN deletes an author with content', status: 200, run: (w) => byAdmin(() => w.app.store.users.delete(ADMIN, 'jacob', true)) },
 ]
 
 /** Runs every step on a fresh app: the keys each one appended to the change log, by label. */
@@ -175,5 +201,12 @@ describe.skipIf(!onPostgres)('change keys (PostgreSQL pass only: compares SQLite
     expect(of.get('follow')).toEqual([String(keys.viewer(2))])
     expect(of.get('favorite')).toEqual([[keys.article(1), keys.favoritesOf(2), keys.favoritedBy('ann')].join(' ')])
     expect(of.get('ADMIN deletes a comment')).toEqual([String(keys.comments(1))])
+    for (const none of ['ADMIN locks it again', 'lock: not ADMIN', 'ADMIN deletes an author without content']) {
+      expect({ none, keys: of.get(none) }).toEqual({ none, keys: [] })
+    }
+    expect(of.get('ADMIN locks an account')).toEqual([String(keys.user(2))])
+    expect(of.get('ADMIN sets a password')).toEqual([String(keys.user(3))])
+    expect(of.get('ADMIN deletes a comment by id')).toEqual([String(keys.comments(1))])
+    expect(of.get('ADMIN deletes an author with content')).toEqual([String(EVERYTHING)])
   })
 })

@@ -16,14 +16,20 @@ export const FLAGS = {
   to: { type: 'string' },
   workers: { type: 'string' },
   debug: { type: 'boolean' },
+  json: { type: 'boolean' },
+  search: { type: 'string' },
+  limit: { type: 'string' },
+  'with-content': { type: 'boolean' },
 } as const
 /** The options that take a number: `--articles -5` reaches the range check instead of confusing parseArgs. */
-export const NUMERIC = ['--port', '--users', '--articles', '--seed', '--workers']
+export const NUMERIC = ['--port', '--users', '--articles', '--seed', '--workers', '--limit']
 
 export type Flags = ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true; strict: true }>>['values']
 
 /** What a command gets: the configuration (environment, then flags), its flags and its arguments. */
 export interface CommandInput {
+  /** the command's name (`admin users lock`), as its messages begin */
+  name: string
   config: Config
   flags: Flags
   args: string[]

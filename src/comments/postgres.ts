@@ -36,6 +36,14 @@ export function postgresCommentSql(tx: TransactionSQL): CommentWriteSql {
       const [c] = await tx`SELECT author_id FROM comments WHERE id = ${id} AND article_id = ${article} FOR UPDATE`
       return (c as { author_id: number } | undefined) ?? null
     },
+    async withArticle(id) {
+      if (id > 2 ** 31 - 1) return null
+      // the comment FOR UPDATE (as find), its article FOR KEY SHARE (as article): both stay until this transaction ends
+      const [c] = await tx`SELECT c.author_id, c.article_id, a.author_id AS article_author_id, a.slug
+        FROM comments c JOIN articles a ON a.id = c.article_id WHERE c.id = ${id}
+        FOR UPDATE OF c FOR KEY SHARE OF a`
+      return c ? { author_id: c.author_id, article: { id: c.article_id, author_id: c.article_author_id, slug: c.slug } } : null
+    },
     remove: async (id) => void (await tx`DELETE FROM comments WHERE id = ${id}`),
   }
 }

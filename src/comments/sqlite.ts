@@ -21,11 +21,19 @@ export function sqliteCommentSql(db: Database): CommentWriteSql {
   )
   const one = db.query<CommentRow, [number]>(`SELECT ${COLUMNS} FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = ?`)
   const owner = db.query<{ author_id: number }, [number, number]>('SELECT author_id FROM comments WHERE id = ? AND article_id = ?')
+  const withArticle = db.query<{ author_id: number; article_id: number; article_author_id: number; slug: string }, [number]>(
+    `SELECT c.author_id, c.article_id, a.author_id AS article_author_id, a.slug
+     FROM comments c JOIN articles a ON a.id = c.article_id WHERE c.id = ?`,
+  )
   const remove = db.query<unknown, [number]>('DELETE FROM comments WHERE id = ?')
   return {
     article: (slug) => article.get(slug),
     insert: (article, author, body, now) => one.get(insert.get({ article, author, body, now })!.id)!,
     find: (id, article) => owner.get(id, article),
+    withArticle(id) {
+      const c = withArticle.get(id)
+      return c && { author_id: c.author_id, article: { id: c.article_id, author_id: c.article_author_id, slug: c.slug } }
+    },
     remove: (id) => void remove.run(id),
   }
 }

@@ -27,6 +27,11 @@ export interface CommentWrites {
    * the actor is the comment's author, the article's author or ADMIN.
    */
   delete(actor: Actor, slug: string, id: number): Awaitable<void>
+  /**
+   * By id alone, as the operator knows it (`conduit admin comments delete`):
+   * 404 for an unknown id, the same 403 rule. Answers the article's slug.
+   */
+  deleteById(actor: Actor, id: number): Awaitable<{ slug: string }>
 }
 
 export interface CommentStore extends CommentReadSql, CommentWrites {}
@@ -38,5 +43,7 @@ export interface CommentWriteSql {
   insert(article: number, author: number, body: string, now: number): Awaitable<CommentRow>
   /** The author of comment `id` if it belongs to `article`, or null; locked against a concurrent delete. */
   find(id: number, article: number): Awaitable<{ author_id: number } | null>
+  /** Comment `id` with its article, or null; locked against a concurrent delete, its article against deletion. */
+  withArticle(id: number): Awaitable<{ author_id: number; article: { id: number; author_id: number; slug: string } } | null>
   remove(id: number): Awaitable<void>
 }

@@ -1,6 +1,6 @@
 import { type Actor, isAdminOr } from '../auth/actor.ts'
 import { keys } from '../cache/keys.ts'
-import { type Steps, wait, type Writes } from '../db/steps.ts'
+import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import type { CommentWriteSql, CommentWrites } from './store.ts'
 
@@ -12,6 +12,20 @@ function* article(sql: CommentWriteSql, slug: string): Steps<{ id: number; autho
   const a = yield* wait(sql.article(slug))
   if (!a) throw notFound('article')
   return a
+}
+
+/** A comment as a deletion finds it: its author, and its article's id and author. */
+interface Found {
+  author_id: number
+  article: { id: number; author_id: number }
+}
+
+/** Deletes comment `id`, found as `c` (null: unknown), if the actor may. */
+function* removeFound(sql: CommentWriteSql, changed: Changed, actor: Actor, id: number, c: Found | null): Steps<void> {
+  if (!c) throw notFound('comment')
+  if (!mayDeleteComment(actor, c, c.article)) throw forbidden('comment')
+  yield* wait(sql.remove(id))
+  changed([keys.comments(c.article.id)])
 }
 
 /** The writes of comments on either backend: every decision here, the SQL in `writes`' primitives. */
@@ -29,10 +43,13 @@ export function commentWrites(writes: Writes<CommentWriteSql>): CommentWrites {
         const a = yield* article(sql, slug)
         // an id of another article's comment is as unknown here as a missing one
         const c = Number.isSafeInteger(id) ? yield* wait(sql.find(id, a.id)) : null
-        if (!c) throw notFound('comment')
-        if (!mayDeleteComment(actor, c, a)) throw forbidden('comment')
-        yield* wait(sql.remove(id))
-        changed([keys.comments(a.id)])
+        yield* removeFound(sql, changed, actor, id, c && { ...c, article: a })
+      }),
+    deleteById: (actor, id) =>
+      writes.transaction(function* (sql, changed) {
+        const c = Number.isSafeInteger(id) ? yield* wait(sql.withArticle(id)) : null
+        yield* removeFound(sql, changed, actor, id, c)
+        return { slug: c!.article.slug }
       }),
   }
 }

@@ -26,6 +26,7 @@ export const TABLES = {
     articles_count: 'int4',
     favorites_count: 'int4',
     created_at: 'int8',
+    locked_at: 'int8',
   },
   follows: { follower_id: 'int4', followee_id: 'int4' },
   tags: { id: 'int4', name: 'text', articles_count: 'int4' },

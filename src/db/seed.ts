@@ -83,6 +83,7 @@ export async function seedDatabase(bulk: BulkLoad, o: SeedOptions): Promise<Reco
         0,
         0,
         start,
+        null,
       ])
     }
     log(`users: ${o.users}`)

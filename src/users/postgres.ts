@@ -1,6 +1,17 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { read } from '../db/postgres/client.ts'
-import type { Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
+import { ms, read } from '../db/postgres/client.ts'
+import type { Account, AccountCounts, Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
+
+const ACCOUNT_COLUMNS = 'id, username, email, bio, image, created_at, locked_at'
+/** An account's counts (`u` the user): articles and favorites are kept by triggers, the rest counted on an index. */
+const COUNTS = `u.articles_count AS articles, u.favorites_count AS favorites,
+  (SELECT count(*) FROM comments WHERE author_id = u.id)::int AS comments,
+  (SELECT count(*) FROM follows WHERE followee_id = u.id)::int AS followers,
+  (SELECT count(*) FROM follows WHERE follower_id = u.id)::int AS following`
+
+/** bigint times arrive as strings */
+type Raw = Omit<Account, 'created_at' | 'locked_at'> & { created_at: string; locked_at: string | null }
+const account = <R extends Raw>(r: R) => ({ ...r, created_at: ms(r.created_at), locked_at: r.locked_at === null ? null : ms(r.locked_at) })
 
 /** The reads of accounts on PostgreSQL. */
 export function postgresUserReads(sql: SQL): UserReadSql {
@@ -12,8 +23,25 @@ export function postgresUserReads(sql: SQL): UserReadSql {
       }),
     credentialsByEmail: (email) =>
       read(async () => {
-        const [row] = await sql`SELECT id, username, email, bio, image, token_version, password_hash FROM users WHERE email = ${email}`
+        const [row] = await sql`SELECT id, username, email, bio, image, token_version, password_hash, locked_at IS NOT NULL AS locked
+          FROM users WHERE email = ${email}`
         return (row as Credentials | undefined) ?? null
+      }),
+    accounts: (search, limit) =>
+      read(async () => {
+        // newest first down the primary key, stopping after `limit` matches
+        const rows = await sql.unsafe(
+          `SELECT ${ACCOUNT_COLUMNS} FROM users
+           WHERE $1::text IS NULL OR strpos(username_key, $1) > 0 OR strpos(email, $2) > 0
+           ORDER BY id DESC LIMIT $3`,
+          [search?.nameKey ?? null, search?.email ?? null, limit],
+        )
+        return [...rows].map((r: Raw) => account(r))
+      }),
+    account: (key) =>
+      read(async () => {
+        const [row] = await sql.unsafe(`SELECT ${ACCOUNT_COLUMNS}, ${COUNTS} FROM users u WHERE username_key = $1`, [key])
+        return row ? account(row as Raw & AccountCounts) : null
       }),
   }
 }
@@ -51,5 +79,17 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
                                   EXISTS (SELECT 1 FROM users WHERE username_key = ${key} AND id <> ${id}) AS username_taken`
       return t
     },
+    async account(key) {
+      // FOR UPDATE: no other change to the account before this one commits
+      const [a] = await tx`SELECT id, username, locked_at IS NOT NULL AS locked FROM users WHERE username_key = ${key} FOR UPDATE`
+      return (a as { id: number; username: string; locked: boolean } | undefined) ?? null
+    },
+    setLockedAt: async (id, at) => void (await tx`UPDATE users SET locked_at = ${at}::bigint WHERE id = ${id}`),
+    revokeTokens: async (id) => void (await tx`UPDATE users SET token_version = token_version + 1 WHERE id = ${id}`),
+    async counts(id) {
+      const [n] = await tx.unsafe(`SELECT ${COUNTS} FROM users u WHERE id = $1`, [id])
+      return n as AccountCounts
+    },
+    remove: async (id) => void (await tx`DELETE FROM users WHERE id = ${id}`),
   }
 }

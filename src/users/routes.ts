@@ -18,6 +18,8 @@ interface Deps {
 }
 
 const invalidLogin = () => new HttpError(401, { 'email or password': ['is invalid'] })
+/** Only ever after the right password: whether an account is locked is not told to whoever does not have it. */
+const lockedAccount = () => new HttpError(403, { account: ['is locked'] })
 
 /** Users and authentication: POST /users, POST /users/login, GET and PUT /user. */
 export function userRoutes({ users, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps): Route[] {
@@ -53,9 +55,10 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
       body: LoginBody,
       normalize: normalizeUserBody,
       ok: { status: 200, schema: UserResponse },
-      errors: [400, 401, 413, 422, 429],
+      errors: [400, 401, 403, 413, 422, 429],
       summary: 'Log in',
-      description: 'A wrong email or password answers 401. Repeated failures are throttled (429).',
+      description:
+        'A wrong email or password answers 401. Repeated failures are throttled (429). The right password of an account an operator locked answers 403.',
       tag,
       handle: async ({ body, request }) => {
         const { email, password } = body.user
@@ -64,7 +67,9 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
         const found = await users.credentialsByEmail(email)
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
         if (!found || !ok) throw invalidLogin()
+        // the password was right: not a failure to count against the throttle's budget
         await loginGuard.succeeded(email, address)
+        if (found.locked) throw lockedAccount()
         return reply(present(found))
       },
     }),

@@ -1,13 +1,36 @@
 import type { Database } from 'bun:sqlite'
-import type { Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
+import type { Account, AccountCounts, Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
 
 const USER_COLUMNS = 'id, username, email, bio, image, token_version'
+const ACCOUNT_COLUMNS = 'id, username, email, bio, image, created_at, locked_at'
+/** An account's counts (`u` the user): articles and favorites are kept by triggers, the rest counted on an index. */
+const COUNTS = `u.articles_count AS articles, u.favorites_count AS favorites,
+  (SELECT count(*) FROM comments WHERE author_id = u.id) AS comments,
+  (SELECT count(*) FROM follows WHERE followee_id = u.id) AS followers,
+  (SELECT count(*) FROM follows WHERE follower_id = u.id) AS following`
 
 /** The reads of accounts on SQLite. */
 export function sqliteUserReads(db: Database): UserReadSql {
   const byId = db.query<UserRow, [number]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`)
-  const credentialsByEmail = db.query<Credentials, [string]>(`SELECT ${USER_COLUMNS}, password_hash FROM users WHERE email = ?`)
-  return { byId: (id) => byId.get(id), credentialsByEmail: (email) => credentialsByEmail.get(email) }
+  const credentialsByEmail = db.query<Omit<Credentials, 'locked'> & { locked: number }, [string]>(
+    `SELECT ${USER_COLUMNS}, password_hash, locked_at IS NOT NULL AS locked FROM users WHERE email = ?`,
+  )
+  // newest first down the primary key, stopping after `limit` matches
+  const accounts = db.query<Account, Record<string, string | number | null>>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM users
+     WHERE :key IS NULL OR instr(username_key, :key) > 0 OR instr(email, :email) > 0
+     ORDER BY id DESC LIMIT :limit`,
+  )
+  const account = db.query<Account & AccountCounts, [string]>(`SELECT ${ACCOUNT_COLUMNS}, ${COUNTS} FROM users u WHERE username_key = ?`)
+  return {
+    byId: (id) => byId.get(id),
+    credentialsByEmail(email) {
+      const c = credentialsByEmail.get(email)
+      return c && { ...c, locked: c.locked === 1 }
+    },
+    accounts: (search, limit) => accounts.all({ key: search?.nameKey ?? null, email: search?.email ?? null, limit }),
+    account: (key) => account.get(key),
+  }
 }
 
 /** The SQL of account writes on SQLite, prepared once. */
@@ -36,6 +59,13 @@ export function sqliteUserSql(db: Database): UserWriteSql {
      WHERE id = :id
      RETURNING ${USER_COLUMNS}`,
   )
+  const account = db.query<{ id: number; username: string; locked: number }, [string]>(
+    'SELECT id, username, locked_at IS NOT NULL AS locked FROM users WHERE username_key = ?',
+  )
+  const setLockedAt = db.query<unknown, [number | null, number]>('UPDATE users SET locked_at = ? WHERE id = ?')
+  const revokeTokens = db.query<unknown, [number]>('UPDATE users SET token_version = token_version + 1 WHERE id = ?')
+  const counts = db.query<AccountCounts, [number]>(`SELECT ${COUNTS} FROM users u WHERE id = ?`)
+  const remove = db.query<unknown, [number]>('DELETE FROM users WHERE id = ?')
   return {
     insert: (u, now) => insert.get({ username: u.username, key: u.usernameKey, email: u.email, hash: u.passwordHash, now })!,
     nameKey: (id) => nameKey.get(id)?.username_key ?? null,
@@ -52,5 +82,14 @@ export function sqliteUserSql(db: Database): UserWriteSql {
         image: c.image ?? null,
       }),
     taken: (id, email, key) => taken.get({ email, key, id })!,
+    // the transaction holds the write lock: nothing to lock per row
+    account(key) {
+      const a = account.get(key)
+      return a && { ...a, locked: a.locked === 1 }
+    },
+    setLockedAt: (id, at) => void setLockedAt.run(at, id),
+    revokeTokens: (id) => void revokeTokens.run(id),
+    counts: (id) => counts.get(id)!,
+    remove: (id) => void remove.run(id),
   }
 }

@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 
 export interface UserRow {
@@ -10,6 +11,8 @@ export interface UserRow {
 }
 export interface Credentials extends UserRow {
   password_hash: string
+  /** an operator locked the account: no login */
+  locked: boolean
 }
 export interface NewUser {
   username: string
@@ -27,10 +30,65 @@ export interface UserChanges {
   image?: string | null
 }
 
+/** An account as the operator sees it (`conduit admin users list`): never its password hash. */
+export interface Account {
+  id: number
+  username: string
+  email: string
+  bio: string | null
+  image: string | null
+  /** milliseconds since the epoch, UTC */
+  created_at: number
+  /** when an operator locked it, or null */
+  locked_at: number | null
+}
+
+/** What an account wrote and its relations, as counts. */
+export interface AccountCounts {
+  articles: number
+  /** the comments it wrote (on anyone's articles) */
+  comments: number
+  /** the articles it favorited */
+  favorites: number
+  /** who follows it */
+  followers: number
+  /** whom it follows */
+  following: number
+}
+
+/** What `account` and `accounts` look for: the search text as usernames and emails are stored (see accounts.ts). */
+export interface AccountSearch {
+  /** found in the normalised username (`usernameKey`) */
+  nameKey: string
+  /** found in the (lower-cased) email */
+  email: string
+}
+
 /** The reads of accounts: SQL per backend (see sqlite.ts, postgres.ts). */
 export interface UserReadSql {
   byId(id: number): Awaitable<UserRow | null>
   credentialsByEmail(email: string): Awaitable<Credentials | null>
+  /** Accounts newest first, at most `limit`; with `search`, only those whose name or email contains it. */
+  accounts(search: AccountSearch | null, limit: number): Awaitable<Account[]>
+  /** The account with this normalised username and its counts, or null. */
+  account(usernameKey: string): Awaitable<(Account & AccountCounts) | null>
+}
+
+/** What an operator's change to an account did (`changed`: false when it was so already). */
+export interface AccountChanged {
+  id: number
+  username: string
+  changed: boolean
+}
+
+/** An account deleted with everything it had: how many of its articles, comments, favorites and follows (both ways) went with it. */
+export interface DeletedAccount {
+  id: number
+  username: string
+  articles: number
+  comments: number
+  favorites: number
+  follows: number
 }
 
 /**
@@ -42,6 +100,16 @@ export interface UserReadSql {
 export interface UserWrites {
   create(u: NewUser): Awaitable<UserRow>
   update(id: number, c: UserChanges): Awaitable<UserRow | null>
+  /** The operator's (403 for anyone else; 404 for an unknown username): every token issued before is refused. */
+  setPassword(actor: Actor, username: string, passwordHash: string): Awaitable<AccountChanged>
+  /** The operator's: locking refuses the account's logins and every token issued before; unlocking lets it log in again. */
+  setLocked(actor: Actor, username: string, locked: boolean): Awaitable<AccountChanged>
+  /**
+   * The operator's: the account with its articles (their comments and favorites
+   * too), comments, favorites and follows. Refused (AccountHasContent) when it
+   * wrote articles or comments, unless `withContent`.
+   */
+  delete(actor: Actor, username: string, withContent: boolean): Awaitable<DeletedAccount>
 }
 
 export interface UserStore extends UserReadSql, UserWrites {}
@@ -55,4 +123,14 @@ export interface UserWriteSql {
   update(id: number, c: UserChanges): Awaitable<UserRow | null>
   /** Whether another user than `id` has this email, or this normalised name. */
   taken(id: number, email: string | null, key: string | null): Awaitable<{ email_taken: unknown; username_taken: unknown }>
+  /** The account with this normalised username, or null; locked until the transaction ends. */
+  account(usernameKey: string): Awaitable<{ id: number; username: string; locked: boolean } | null>
+  /** `at`: when it is locked (milliseconds), or null to unlock. */
+  setLockedAt(id: number, at: number | null): Awaitable<void>
+  /** Every token issued so far stops verifying (token_version moves on). */
+  revokeTokens(id: number): Awaitable<void>
+  /** What the account wrote and its relations. */
+  counts(id: number): Awaitable<AccountCounts>
+  /** Deletes the account; the schema's cascades take everything that refers to it, and its triggers keep every count. */
+  remove(id: number): Awaitable<void>
 }

@@ -1,8 +1,34 @@
+import { type Actor, isAdminOr } from '../auth/actor.ts'
 import { userChanged } from '../cache/keys.ts'
-import { wait, type Writes } from '../db/steps.ts'
+import { EVERYTHING } from '../cache/versions.ts'
+import { type Steps, wait, type Writes } from '../db/steps.ts'
 import type { Awaitable } from '../db/types.ts'
+import { forbidden, notFound } from '../errors.ts'
 import { explainTaken } from './taken.ts'
 import type { UserWriteSql, UserWrites } from './store.ts'
+import { usernameKey } from './username.ts'
+
+/** Only the operator changes another account's password, locks it or deletes it (users change their own through `update`). */
+export const mayAdminister = (actor: Actor): boolean => isAdminOr(actor)
+
+/** An account that wrote articles or comments, which a deletion without its content refuses to take. */
+export class AccountHasContent extends Error {
+  constructor(
+    readonly username: string,
+    readonly articles: number,
+    readonly comments: number,
+  ) {
+    super(`${username} wrote ${articles} articles and ${comments} comments`)
+  }
+}
+
+/** The operator's target, found by username as profiles are (ignoring ASCII case and Unicode spelling). */
+function* administered(sql: UserWriteSql, actor: Actor, username: string): Steps<{ id: number; username: string; locked: boolean }> {
+  if (!mayAdminister(actor)) throw forbidden('user')
+  const account = yield* wait(sql.account(usernameKey(username)))
+  if (!account) throw notFound('user')
+  return account
+}
 
 /** The writes of accounts on either backend: every decision here, the SQL in `writes`' primitives. */
 export function userWrites(writes: Writes<UserWriteSql>): UserWrites {
@@ -41,5 +67,38 @@ export function userWrites(writes: Writes<UserWriteSql>): UserWrites {
         c.email,
         c.usernameKey,
       ),
+    setPassword: (actor, username, passwordHash) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* administered(sql, actor, username)
+        // a new hash moves token_version: tokens issued before stop verifying
+        yield* wait(sql.update(a.id, { passwordHash }))
+        changed(userChanged(a.id))
+        return { id: a.id, username: a.username, changed: true }
+      }),
+    setLocked: (actor, username, locked) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* administered(sql, actor, username)
+        if (a.locked === locked) return { id: a.id, username: a.username, changed: false }
+        yield* wait(sql.setLockedAt(a.id, locked ? Date.now() : null))
+        // Locking revokes the tokens, so the one check every token goes through
+        // (its version) refuses them; unlocking does not bring them back.
+        if (locked) yield* wait(sql.revokeTokens(a.id))
+        // the user's key drops the tokens verified earlier, on every instance
+        changed(userChanged(a.id))
+        return { id: a.id, username: a.username, changed: true }
+      }),
+    delete: (actor, username, withContent) =>
+      writes.transaction(function* (sql, changed) {
+        const a = yield* administered(sql, actor, username)
+        const n = yield* wait(sql.counts(a.id))
+        if (!withContent && (n.articles > 0 || n.comments > 0)) throw new AccountHasContent(a.username, n.articles, n.comments)
+        yield* wait(sql.remove(a.id))
+        // Such a deletion touches any list, article (favorite counts), comment
+        // list, profile and viewer: rare enough to drop every cache rather than
+        // name each key.
+        changed([EVERYTHING])
+        const { articles, comments, favorites, followers, following } = n
+        return { id: a.id, username: a.username, articles, comments, favorites, follows: followers + following }
+      }),
   }
 }

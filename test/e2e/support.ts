@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/db/sqlite/open.ts'
 import { sqliteStore } from '../../src/db/sqlite/store.ts'
 import type { Route } from '../../src/http/route.ts'
 import { testConfig } from '../support/app.ts'
+import { binaryDatabase, onPostgres } from '../support/backend.ts'
 import { type ContractOptions, checkAnswer } from '../support/contract.ts'
 
 /**
@@ -276,6 +277,20 @@ export async function startServer(binary: string, options: StartOptions = {}): P
   }
 }
 
+/**
+ * Two instances of the binary on one database of the backend under test: two
+ * processes on one SQLite file, or two instances on one PostgreSQL database.
+ * `database` is what `--db` names (the file, or the URL).
+ */
+export async function twoInstances(binary: string, extraEnv: Record<string, string> = {}) {
+  const db = await binaryDatabase()
+  const file = join(tempDir(), 'shared.db')
+  const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...(onPostgres ? db.env : { DATABASE_PATH: file }), ...extraEnv }
+  const a = await startServer(binary, { env })
+  const b = await startServer(binary, { env })
+  return { a, b, env, db, database: onPostgres ? db.env.DATABASE_URL! : file }
+}
+
 export interface CliResult {
   code: number | null
   signal: number | NodeJS.Signals | null
@@ -283,17 +298,17 @@ export interface CliResult {
   stderr: string
 }
 
-/** Runs the binary with `args` to completion (SIGKILL after `timeoutMs`). */
+/** Runs the binary with `args` to completion (SIGKILL after `timeoutMs`); `stdin`: what it reads on standard input. */
 export async function runCli(
   binary: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; stdin?: string } = {},
 ): Promise<CliResult> {
   const proc = Bun.spawn({
     cmd: [binary, ...args],
     cwd: options.cwd ?? tempDir(),
     env: { ...baseEnv(), ...options.env },
-    stdin: 'ignore',
+    stdin: options.stdin === undefined ? 'ignore' : new TextEncoder().encode(options.stdin),
     stdout: 'pipe',
     stderr: 'pipe',
   })

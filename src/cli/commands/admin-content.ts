@@ -1,0 +1,40 @@
+import { ADMIN } from '../../auth/actor.ts'
+import { DB_USAGE, found, said, where, withStore } from '../admin.ts'
+import type { Command } from '../command.ts'
+import { UsageError } from '../errors.ts'
+
+/** `conduit admin articles|comments delete`: moderation, as Mastodon's `tootctl statuses remove`. */
+
+const deleteArticle: Command = {
+  name: 'admin articles delete',
+  usage: `SLUG [--json] ${DB_USAGE}`,
+  summary: ["delete anyone's article, with its comments and favorites"],
+  args: 1,
+  run: (input) =>
+    withStore(input.config, async (store) => {
+      const [slug] = input.args as [string]
+      await found(() => store.articles.delete(ADMIN, slug), `${input.name}: no article "${slug}" in ${where(input.config, store)}`)
+      return said(input.flags, `deleted the article ${slug} with its comments and favorites`, { slug, deleted: true })
+    }),
+}
+
+const deleteComment: Command = {
+  name: 'admin comments delete',
+  usage: `ID [--json] ${DB_USAGE}`,
+  summary: ["delete anyone's comment, by its id alone"],
+  args: 1,
+  run: (input) => {
+    const [raw] = input.args as [string]
+    if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`${input.name}: a comment id is a positive whole number, got "${raw}"`)
+    const id = Number(raw)
+    return withStore(input.config, async (store) => {
+      const { slug } = await found(
+        () => store.comments.deleteById(ADMIN, id),
+        `${input.name}: no comment ${id} in ${where(input.config, store)}`,
+      )
+      return said(input.flags, `deleted comment ${id} of the article ${slug}`, { id, article: slug, deleted: true })
+    })
+  },
+}
+
+export const adminContentCommands: Command[] = [deleteArticle, deleteComment]

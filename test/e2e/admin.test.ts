@@ -1,0 +1,315 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { onPostgres } from '../support/backend.ts'
+import { api, newCredentials, register, run, runCli, type Server, startServer, tempDir, twoInstances, useBinary } from './support.ts'
+
+/**
+ * `conduit admin ...` through the compiled binary, against running instances
+ * whose caches are warm: each command goes through the same write policies
+ * and change log as the API, so the very next request to EVERY instance
+ * (two on one database; on SQLite also the workers of `serve --workers 2`)
+ * answers with it applied. Then each command's failures: one line, exit 1 for
+ * what does not exist, 2 for a bad command line or a refused input.
+ */
+const binary = useBinary()
+const BACKEND = onPostgres ? 'PostgreSQL' : 'SQLite'
+
+const article = (title: string, tagList: string[] = []) => ({ article: { title, description: 'd', body: 'b', tagList } })
+const login = (url: string, u: { email: string }, password: string) =>
+  api(url, 'POST', '/api/users/login', { body: { user: { email: u.email, password } } })
+
+describe(`conduit admin against two warm instances on one ${BACKEND} database`, () => {
+  let a: Server
+  let b: Server
+  let database: string
+  beforeAll(async () => {
+    ;({ a, b, database } = await twoInstances(binary()))
+  }, 60_000)
+  afterAll(async () => {
+    await a?.stop()
+    await b?.stop()
+  })
+
+  const admin = (args: string[], stdin?: string) => runCli(binary(), ['admin', ...args, '--db', database], { stdin })
+  /** The command succeeded with exactly this one line on stdout and nothing on stderr. */
+  const said = async (args: string[], line: string, stdin?: string) => {
+    const r = await admin(args, stdin)
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: `${line}\n`, stderr: '' })
+  }
+  /** GETs `path` on both instances, `times` each: their caches hold it. */
+  const warm = async (path: string, token?: string, times = 2) => {
+    for (const s of [a, b]) for (let i = 0; i < times; i++) expect((await api(s.url, 'GET', path, { token })).status).toBe(200)
+  }
+  const each = async (check: (s: Server) => Promise<void>) => {
+    for (const s of [a, b]) await check(s)
+  }
+
+  test('articles delete and comments delete: the next read on each instance is without them', async () => {
+    const [author, reader] = [await register(a.url), await register(b.url)]
+    const tag = `t${Date.now().toString(36)}`
+    const keep = (await api(a.url, 'POST', '/api/articles', { token: author.token, body: article(`Keep ${tag}`, [tag]) })).body.article
+    const spam = (await api(b.url, 'POST', '/api/articles', { token: author.token, body: article(`Spam ${tag}`, [tag]) })).body.article
+    const comments = `/api/articles/${keep.slug}/comments`
+    const c1 = (await api(a.url, 'POST', comments, { token: reader.token, body: { comment: { body: 'one' } } })).body.comment
+    const c2 = (await api(b.url, 'POST', comments, { token: reader.token, body: { comment: { body: 'two' } } })).body.comment
+    for (const p of [`/api/articles/${spam.slug}`, `/api/articles?tag=${tag}`, '/api/articles', comments]) await warm(p, reader.token)
+    await warm(`/api/articles/${spam.slug}`)
+
+    await said(['articles', 'delete', spam.slug], `deleted the article ${spam.slug} with its comments and favorites`)
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', `/api/articles/${spam.slug}`)).status).toBe(404)
+      expect((await api(s.url, 'GET', `/api/articles/${spam.slug}`, { token: reader.token })).status).toBe(404)
+      const tagged = await api(s.url, 'GET', `/api/articles?tag=${tag}`, { token: reader.token })
+      expect(tagged.body.articles.map((x: { slug: string }) => x.slug)).toEqual([keep.slug])
+      expect(tagged.body.articlesCount).toBe(1)
+    })
+
+    await said(['comments', 'delete', String(c1.id), '--json'], JSON.stringify({ id: c1.id, article: keep.slug, deleted: true }))
+    await each(async (s) => {
+      const list = await api(s.url, 'GET', comments, { token: reader.token })
+      expect(list.body.comments.map((c: { id: number }) => c.id)).toEqual([c2.id])
+    })
+  }, 60_000)
+
+  test('users lock: tokens refused (401) on each instance at once, login 403 after the right password only; unlock', async () => {
+    const lou = await register(a.url)
+    const made = await api(a.url, 'POST', '/api/articles', { token: lou.token, body: article(`By lou ${Date.now()}`) })
+    await warm('/api/user', lou.token, 3)
+    await warm(`/api/articles/${made.body.article.slug}`, lou.token)
+
+    await said(['users', 'lock', lou.username], `locked ${lou.username}: its logins and every token issued before are refused`)
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', '/api/user', { token: lou.token })).status).toBe(401)
+      expect((await api(s.url, 'GET', `/api/articles/${made.body.article.slug}`, { token: lou.token })).status).toBe(401)
+      // what it wrote stays
+      expect((await api(s.url, 'GET', `/api/articles/${made.body.article.slug}`)).body.article.author.username).toBe(lou.username)
+      const right = await login(s.url, lou, lou.password)
+      expect({ status: right.status, body: right.body }).toEqual({ status: 403, body: { errors: { account: ['is locked'] } } })
+      expect((await login(s.url, lou, `${lou.password}x`)).status).toBe(401)
+    })
+    await said(['users', 'lock', lou.username, '--json'], JSON.stringify({ username: lou.username, locked: true, changed: false }))
+
+    await said(['users', 'unlock', lou.username], `unlocked ${lou.username}: it may log in again`)
+    await each(async (s) => {
+      const again = await login(s.url, lou, lou.password)
+      expect(again.status).toBe(200)
+      expect((await api(s.url, 'GET', '/api/user', { token: again.body.user.token })).status).toBe(200)
+      // tokens from before the lock stay refused
+      expect((await api(s.url, 'GET', '/api/user', { token: lou.token })).status).toBe(401)
+    })
+  }, 60_000)
+
+  test('users password (from standard input): old tokens 401 on each instance, the new password logs in, the old one not', async () => {
+    const pat = await register(b.url)
+    await warm('/api/user', pat.token, 3)
+    await said(
+      ['users', 'password', pat.username],
+      `changed the password of ${pat.username}; every token issued before is refused`,
+      'a new password\n',
+    )
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', '/api/user', { token: pat.token })).status).toBe(401)
+      expect((await login(s.url, pat, pat.password)).status).toBe(401)
+      const fresh = await login(s.url, pat, 'a new password')
+      expect(fresh.status).toBe(200)
+      expect((await api(s.url, 'GET', '/api/user', { token: fresh.body.user.token })).status).toBe(200)
+    })
+  }, 60_000)
+
+  test('users delete: refused for an author without --with-content (nothing deleted); with it, gone from every answer', async () => {
+    const [spammer, fan] = [await register(a.url), await register(b.url)]
+    const tag = `s${Date.now().toString(36)}`
+    const made = (await api(a.url, 'POST', '/api/articles', { token: spammer.token, body: article(`Buy ${tag}`, [tag]) })).body.article
+    expect((await api(b.url, 'POST', `/api/articles/${made.slug}/favorite`, { token: fan.token })).status).toBe(200)
+    expect((await api(b.url, 'POST', `/api/profiles/${spammer.username}/follow`, { token: fan.token })).status).toBe(200)
+    const watched = ['/api/articles', '/api/tags', `/api/articles/${made.slug}`, `/api/profiles/${spammer.username}`, '/api/articles/feed']
+    for (const p of watched) await warm(p, fan.token)
+    await warm('/api/user', spammer.token)
+    const before = (await api(a.url, 'GET', '/api/articles')).body.articlesCount as number
+
+    const refused = await admin(['users', 'delete', spammer.username])
+    expect(refused).toMatchObject({ code: 2, stdout: '' })
+    expect(refused.stderr).toBe(
+      `conduit: admin users delete: ${spammer.username} wrote 1 article and 0 comments; nothing deleted: add --with-content to delete them with the account\n`,
+    )
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', `/api/articles/${made.slug}`)).status).toBe(200)
+      expect((await api(s.url, 'GET', '/api/user', { token: spammer.token })).status).toBe(200)
+    })
+
+    await said(
+      ['users', 'delete', spammer.username, '--with-content'],
+      `deleted the account ${spammer.username}, with 1 article, 0 comments, 0 favorites and 1 follow`,
+    )
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', `/api/articles/${made.slug}`, { token: fan.token })).status).toBe(404)
+      expect((await api(s.url, 'GET', `/api/profiles/${spammer.username}`, { token: fan.token })).status).toBe(404)
+      expect((await api(s.url, 'GET', '/api/articles', { token: fan.token })).body.articlesCount).toBe(before - 1)
+      expect((await api(s.url, 'GET', '/api/tags', { token: fan.token })).body.tags).not.toContain(tag)
+      expect((await api(s.url, 'GET', '/api/articles/feed', { token: fan.token })).body.articlesCount).toBe(0)
+      expect((await api(s.url, 'GET', '/api/user', { token: spammer.token })).status).toBe(401)
+    })
+  }, 60_000)
+
+  test('users list and users show: what an operator reads, never a password hash', async () => {
+    const name = `Zed${Date.now().toString(36)}`
+    const zed = await register(a.url, { ...newCredentials(), username: name, email: `${name.toLowerCase()}@example.org` })
+    await api(a.url, 'POST', '/api/articles', { token: zed.token, body: article(`Zed ${name}`) })
+    // a bio that would break the layout or act on the terminal shows escaped
+    await api(a.url, 'PUT', '/api/user', { token: zed.token, body: { user: { bio: 'one\ntwo \u001b[31mred \u202eevil' } } })
+
+    const listed = await admin(['users', 'list', '--search', name.toUpperCase()])
+    expect(listed.code).toBe(0)
+    const lines = listed.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^ID +USERNAME +EMAIL +CREATED +LOCKED$/)
+    expect(lines).toHaveLength(2)
+    expect(lines[1]).toMatch(new RegExp(`^\\d+ +${name} +${zed.email} +\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ +-$`))
+
+    const json = await admin(['users', 'list', '--search', '@EXAMPLE.ORG', '--json', '--limit', '5'])
+    expect(json.stdout.trimEnd().split('\n')).toHaveLength(1)
+    const users = JSON.parse(json.stdout).users
+    expect(users.map((u: { username: string }) => u.username)).toEqual([name])
+    expect(Object.keys(users[0]).sort()).toEqual(['bio', 'createdAt', 'email', 'id', 'image', 'locked', 'lockedAt', 'username'])
+
+    const shown = await admin(['users', 'show', name.toLowerCase(), '--json'])
+    expect(JSON.parse(shown.stdout).user).toMatchObject({ username: name, email: zed.email, locked: false, articles: 1, comments: 0 })
+    const text = await admin(['users', 'show', name])
+    expect(text.stdout).toContain(`username   ${name}\n`)
+    expect(text.stdout).toContain('articles   1\n')
+    expect(text.stdout).toContain('bio        "one\\ntwo \\u001b[31mred \\u202eevil"\n')
+    for (const out of [listed.stdout, json.stdout, shown.stdout, text.stdout]) expect(out).not.toContain('$argon2')
+  }, 60_000)
+
+  test('failures: one line each; exit 1 for an unknown user, slug or id, 2 for a usage error or a refused password', async () => {
+    const user = await register(a.url)
+    await warm('/api/user', user.token)
+    const where = onPostgres ? '' : ` in ${database}`
+    const failures: [string[], number, string][] = [
+      [['users', 'show', 'nobody-here'], 1, `admin users show: no user "nobody-here"${where}`],
+      [['users', 'lock', 'nobody-here'], 1, `admin users lock: no user "nobody-here"${where}`],
+      [['users', 'unlock', 'nobody-here'], 1, `admin users unlock: no user "nobody-here"${where}`],
+      [['users', 'delete', 'nobody-here', '--with-content'], 1, `admin users delete: no user "nobody-here"${where}`],
+      [['articles', 'delete', 'no-such-article'], 1, `admin articles delete: no article "no-such-article"${where}`],
+      [['comments', 'delete', '987654321'], 1, `admin comments delete: no comment 987654321${where}`],
+      [['comments', 'delete', 'x1'], 2, 'admin comments delete: a comment id is a positive whole number, got "x1"'],
+      [['users', 'lock'], 2, 'usage: conduit admin users lock USERNAME [--json] [--db FILE|URL]'],
+      [['users', 'show', 'a', 'b'], 2, 'usage: conduit admin users show USERNAME [--json] [--db FILE|URL]'],
+      [['articles', 'delete'], 2, 'usage: conduit admin articles delete SLUG [--json] [--db FILE|URL]'],
+      [['comments', 'delete'], 2, 'usage: conduit admin comments delete ID [--json] [--db FILE|URL]'],
+      [['users', 'list', '--limit', '0'], 2, '--limit must be between 1 and 1000, got 0'],
+      [
+        ['users'],
+        2,
+        'admin users needs a command: conduit admin users list | show | password | lock | unlock | delete; see conduit --help',
+      ],
+    ]
+    for (const [args, code, line] of failures) {
+      const r = await admin(args)
+      // on PostgreSQL the message names the URL without its password: only its start is compared
+      const stderr = onPostgres ? r.stderr.replace(/ in postgres(ql)?:\/\/\S+$/m, '') : r.stderr
+      expect({ args, code: r.code, stdout: r.stdout, stderr }).toEqual({ args, code, stdout: '', stderr: `conduit: ${line}\n` })
+    }
+
+    // a password refused by registration's rules: the API's message, nothing changed
+    for (const [input, problem] of [
+      ['short\n', 'password is too short (minimum is 8 characters)'],
+      [`${'x'.repeat(257)}\n`, 'password is too long (maximum is 256 characters)'],
+      ['two\nlines here\n', 'the password on standard input must be one line'],
+    ] as const) {
+      const r = await admin(['users', 'password', user.username], input)
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' })
+      expect(r.stderr).toEndWith(`${problem}; nothing changed\n`)
+      expect(r.stderr.split('\n')).toHaveLength(2)
+    }
+    for (const s of [a, b]) expect((await api(s.url, 'GET', '/api/user', { token: user.token })).status).toBe(200)
+    expect((await login(a.url, user, user.password)).status).toBe(200)
+  }, 60_000)
+})
+
+describe('conduit --help', () => {
+  test('lists every admin command with its arguments', async () => {
+    const help = (await runCli(binary(), ['--help'])).stdout
+    for (const line of [
+      'conduit admin users list [--search TEXT] [--limit N] [--json] [--db FILE|URL]',
+      'conduit admin users show USERNAME [--json] [--db FILE|URL]',
+      'conduit admin users password USERNAME [--json] [--db FILE|URL]',
+      'conduit admin users lock USERNAME [--json] [--db FILE|URL]',
+      'conduit admin users unlock USERNAME [--json] [--db FILE|URL]',
+      'conduit admin users delete USERNAME [--with-content] [--json] [--db FILE|URL]',
+      'conduit admin articles delete SLUG [--json] [--db FILE|URL]',
+      'conduit admin comments delete ID [--json] [--db FILE|URL]',
+    ]) {
+      expect(help).toContain(`  ${line}`)
+    }
+  })
+})
+
+describe.skipIf(onPostgres)('conduit admin against serve --workers 2 (SQLite)', () => {
+  /** A GET on a fresh connection: the kernel spreads those over both workers. */
+  const fresh = async (url: string, token?: string) => {
+    const headers: Record<string, string> = { connection: 'close' }
+    if (token) headers.authorization = `Token ${token}`
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(5_000) })
+    await res.arrayBuffer()
+    return res.status
+  }
+  /** `n` fresh-connection GETs: the statuses seen (all of them the same, on both workers, or the test says which). */
+  const statuses = async (n: number, url: string, token?: string) => {
+    const seen = new Set<number>()
+    for (let i = 0; i < n; i++) seen.add(await fresh(url, token))
+    return [...seen]
+  }
+
+  test('users lock and articles delete: the next request to either worker answers them', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'workers.db')
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_PATH: file },
+      args: ['serve', '--workers', '2'],
+    })
+    try {
+      const [lou, reader] = [await register(server.url), await register(server.url)]
+      const made = await api(server.url, 'POST', '/api/articles', { token: reader.token, body: article(`Workers ${Date.now()}`) })
+      const articleUrl = `${server.url}/api/articles/${made.body.article.slug}`
+      // 24 fresh connections each: both workers verify the token and cache the article (a miss has odds of 2^-23)
+      expect(await statuses(24, `${server.url}/api/user`, lou.token)).toEqual([200])
+      expect(await statuses(24, articleUrl)).toEqual([200])
+
+      const locked = await runCli(binary(), ['admin', 'users', 'lock', lou.username, '--db', file])
+      expect(locked).toMatchObject({ code: 0, stderr: '' })
+      expect(await statuses(24, `${server.url}/api/user`, lou.token)).toEqual([401])
+
+      const deleted = await runCli(binary(), ['admin', 'articles', 'delete', made.body.article.slug, '--db', file])
+      expect(deleted).toMatchObject({ code: 0, stderr: '' })
+      expect(await statuses(24, articleUrl)).toEqual([404])
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
+})
+
+describe('conduit admin users password from a terminal', () => {
+  const script = Bun.which('script')
+  test.skipIf(!script)(
+    'asks without echo and reads one line (util-linux script gives it a terminal)',
+    async () => {
+      const dir = tempDir()
+      const file = join(dir, 'tty.db')
+      const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_PATH: file } })
+      try {
+        const user = await register(server.url)
+        const command = `${binary()} admin users password ${user.username} --db ${file}`
+        // the typed line arrives after the prompt, as a person's would
+        const typed = `(sleep 1; printf 'typed at a terminal\\n') | ${script} -qec '${command}' /dev/null`
+        const r = await run(['sh', '-c', typed], { timeoutMs: 20_000 })
+        expect(r.stdout).toContain(`New password for ${user.username}: `)
+        expect(r.stdout).toContain(`changed the password of ${user.username}`)
+        expect(r.stdout).not.toContain('typed at a terminal')
+        expect((await login(server.url, user, 'typed at a terminal')).status).toBe(200)
+      } finally {
+        await server.stop()
+      }
+    },
+    60_000,
+  )
+})
