@@ -9,7 +9,7 @@
  * offending line of the minified bundle with it, kilobytes of source code.
  */
 import { lookup } from 'node:dns/promises'
-import { existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { ConfigError } from '../config.ts'
@@ -229,11 +229,9 @@ export function databaseFailure(e: ErrorLike, path: string): string {
     if (!existsSync(file)) {
       return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with --db or DATABASE_PATH`
     }
-    return `cannot open the database ${file} (${sqlite}): the file or its directory ${dir} is not writable (SQLite keeps its -wal and -shm files next to it); make both writable or ${DB_HINT}`
+    return readOnly(`cannot open the database ${file}`, file, code, sqlite)
   }
-  if (code.startsWith('SQLITE_READONLY')) {
-    return `cannot write the database ${file}: it is read-only (${sqlite}); make the file and its directory writable (chmod, or chattr -i) or ${DB_HINT}`
-  }
+  if (code.startsWith('SQLITE_READONLY')) return readOnly(`cannot write the database ${file}`, file, code, sqlite)
   if (code.startsWith('SQLITE_NOTADB')) return `${file} is not a SQLite database; ${DB_HINT}`
   if (code.startsWith('SQLITE_CORRUPT')) return `the database ${file} is damaged (${sqlite}); restore it from a backup`
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
@@ -241,6 +239,35 @@ export function databaseFailure(e: ErrorLike, path: string): string {
   }
   if (code.startsWith('SQLITE_FULL')) return `the database ${file} cannot grow: the disk is full; free some space`
   return `database ${file}: ${sqlite}`
+}
+
+/**
+ * An existing database SQLite may not write: the line blames what the file
+ * system shows is read-only for this process (the file, or the directory
+ * where SQLite must create its -wal and -shm files, or both), since a 0644
+ * file in a 0555 directory fails with the same "readonly database" as a 0444
+ * file. access(2) sees chattr +i too, for root as for anyone.
+ */
+function readOnly(what: string, file: string, code: string, sqlite: string): string {
+  const dir = dirname(file)
+  const fileLocked = !writable(file)
+  const dirLocked = code === 'SQLITE_READONLY_DIRECTORY' || !writable(dir)
+  const wal = 'SQLite creates its -wal and -shm files next to the database'
+  if (fileLocked && dirLocked) {
+    return `${what}: the file and its directory ${dir} are read-only (${wal}); make both writable (chmod u+w, or chattr -i) or ${DB_HINT}`
+  }
+  if (dirLocked) return `${what}: its directory ${dir} is not writable (${wal}); make the directory writable or ${DB_HINT}`
+  if (fileLocked) return `${what}: the file is read-only; make it writable (chmod u+w, or chattr -i) or ${DB_HINT}`
+  return `${what} (${sqlite}): the file, its directory ${dir} or its -wal and -shm files are not writable; make them writable or ${DB_HINT}`
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

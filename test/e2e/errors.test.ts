@@ -160,7 +160,8 @@ describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
       const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'c.db'], { cwd, ...CLI })
       const line = oneLine(r, 1)
       expect(line).toContain(file)
-      expect(line).toContain('read-only')
+      expect(line).toContain('the file is read-only')
+      expect(line).not.toContain('directory')
     } finally {
       await restore()
     }
@@ -180,7 +181,8 @@ describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
       const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'data/c.db'], { cwd, ...CLI })
       const line = oneLine(r, 1)
       expect(line).toContain(join(data, 'c.db'))
-      expect(line).toContain('not writable')
+      expect(line).toContain(`its directory ${data} is not writable`)
+      expect(line).not.toContain('read-only')
     } finally {
       await restore()
     }
