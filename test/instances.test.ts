@@ -5,6 +5,7 @@ import { binaryDatabase, onPostgres } from './support/backend.ts'
 import { type RoundRobin, roundRobin } from './support/round-robin.ts'
 import { tcpProxy } from './support/tcp-proxy.ts'
 import { api, type ApiResponse, newCredentials, register, type Server, startServer, tempDir, type User, useBinary } from './e2e/support.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * Two instances of the compiled binary on one database — two processes on one
@@ -303,7 +304,7 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
     }
   }, 60_000)
 
-  test.skipIf(!onPostgres)(
+  skipIf(why.postgresOnly).test(
     'the database going away and coming back: both answer 503 meanwhile, then recover with nothing stale',
     async () => {
       const db = await binaryDatabase()
