@@ -19,6 +19,7 @@ const text = readFileSync(UNIT, 'utf8')
 const analyze = Bun.which('systemd-analyze')
 const noAnalyze = !analyze && 'systemd-analyze missing (the systemd package)'
 const SYSTEM_UNITS = '/usr/lib/systemd/system'
+const binary = useBinary()
 
 /** The unit's settings: section -> key -> every value given, in order (systemd allows repeating a key). */
 function parseUnit(source: string): Map<string, Map<string, string[]>> {
@@ -62,8 +63,6 @@ const seconds = (value: string) => {
 }
 
 skipIf(why.sqlitePass).describe('deploy/conduit.service', () => {
-  const binary = useBinary()
-
   test('runs the installed binary as its own user, the SQLite database in its state directory, restarted on failure', () => {
     expect(one('ExecStart')).toBe('/usr/local/bin/conduit serve')
     const user = service.get('DynamicUser')?.[0] === 'yes' ? 'dynamic' : one('User')
