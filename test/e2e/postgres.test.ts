@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { join } from 'node:path'
-import { binaryDatabase, onPostgres, TEST_DATABASE_URL } from '../support/backend.ts'
+import { binaryDatabase } from '../support/backend.ts'
 import { tcpProxy } from '../support/tcp-proxy.ts'
 import { api, installBinary, register, runCli, startServer, tempDir, useBinary } from './support.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -13,16 +13,6 @@ import { skipIf, why } from '../support/skip.ts'
  */
 const binary = useBinary()
 const oneLine = (stderr: string) => stderr.trim().split('\n')
-/** Whether the server under test speaks TLS (the TLS test needs one that does not). */
-const serverTls = onPostgres && (await showSsl()) === 'on'
-async function showSsl(): Promise<string> {
-  const sql = new SQL({ url: TEST_DATABASE_URL!, max: 1 })
-  try {
-    return (await sql`SHOW ssl`)[0].ssl
-  } finally {
-    await sql.close()
-  }
-}
 
 /** Holds an ACCESS EXCLUSIVE lock on articles in a transaction of its own until the returned function is called. */
 async function lockArticles(sql: SQL): Promise<() => Promise<void>> {
@@ -87,30 +77,6 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     expect(oneLine(twice.stderr)).toHaveLength(1)
     expect(twice.stderr).toContain('already has 20 users')
   }, 90_000)
-
-  test('a database that does not answer at start-up is one line, exit 1', async () => {
-    const r = await runCli(binary(), ['serve', '--port', '0', '--db', 'postgres://nobody:secret@127.0.0.1:9/conduit'], {})
-    expect(r.code).toBe(1)
-    expect(oneLine(r.stderr)).toHaveLength(1)
-    expect(r.stderr).toContain('cannot reach the PostgreSQL database')
-    expect(r.stderr).not.toContain('secret')
-  }, 30_000)
-
-  skipIf(serverTls && 'the server speaks TLS').test(
-    'TLS follows the URL: sslmode=require against a server without TLS is refused in one line',
-    async () => {
-      const db = await binaryDatabase()
-      const url = new URL(db.env.DATABASE_URL!)
-      url.searchParams.set('sslmode', 'require')
-      const r = await runCli(binary(), ['migrate', '--db', url.toString()], {})
-      expect(r.code).toBe(1)
-      expect(oneLine(r.stderr)).toHaveLength(1)
-      expect(r.stderr).toContain('SSL')
-      url.searchParams.set('sslmode', 'disable')
-      expect((await runCli(binary(), ['migrate', '--db', url.toString()], {})).code).toBe(0)
-    },
-    30_000,
-  )
 
   test('copy moves a seeded SQLite database: every answer identical, old tokens valid, a non-empty target refused', async () => {
     // a SQLite database with data written through the API (tokens, comments, follows) and seeded bulk
