@@ -15,8 +15,6 @@ import { onPostgres } from './backend.ts'
  */
 export type Reason = string | false | undefined
 
-const isRoot = process.getuid?.() === 0
-
 /** The reasons shared by several files (a file's own, like a missing tool, are written where it is checked). */
 export const why = {
   /** SQLite's own behaviour (its files, WAL, the slow lane's worker, its query plans) */
@@ -24,7 +22,6 @@ export const why = {
   /** tests that do not depend on the backend (the command line, docs, pure functions) run once, in the SQLite pass */
   sqlitePass: onPostgres && 'backend-independent (runs in the SQLite pass)',
   postgresOnly: !onPostgres && 'PostgreSQL only',
-  needsRoot: !isRoot && 'needs root',
 } as const
 
 // (what bun:test takes: a function, sync or async)
