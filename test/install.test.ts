@@ -1,7 +1,7 @@
-import { afterEach, expect, test } from 'bun:test'
+import { afterAll, afterEach, expect, test } from 'bun:test'
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { tempDir } from './e2e/support.ts'
+import { cleanup, tempDir } from './e2e/support.ts'
 import { skipIf, why } from './support/skip.ts'
 
 /**
@@ -20,6 +20,8 @@ const npm = Bun.which('npm')
 
 let stopListener = () => {}
 afterEach(() => stopListener())
+// the temp directories tempDir() made
+afterAll(cleanup)
 
 /**
  * Runs Scarf's postinstall as an install in `root` would, its reports sent to
