@@ -14,7 +14,8 @@
  * random, bounded by Bun.serve answering a 20-article list page to the same
  * script. Prints the mix and a table per size (and, with several system
  * variants, a table of them side by side), the issue's targets, writes
- * bench/results/<date>.json, latest.json and latest.svg.
+ * bench/results/latest.json and latest.svg (a narrowed run: bench/results/partial/,
+ * which git ignores; bench/results/README.md says which runs are kept and how).
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -136,8 +137,10 @@ Examples:
   bun run bench --backends postgres --instances 1,2 --endpoints mix-1,list
   bun run bench --backends postgres --single-instance off,on --endpoints mix-0,mix-1,list,article
 
-A full run (default sizes, endpoints and system) writes bench/results/<date>.json,
-latest.json and latest.svg; a narrowed run writes under bench/results/partial/.
+A full run (default sizes, endpoints and system) replaces bench/results/latest.json and
+latest.svg (git keeps the earlier ones); a narrowed run writes <date>.json, latest.json and
+latest.svg under bench/results/partial/ (ignored by git; bench/results/README.md says how
+to keep one).
 Where the server's time goes under a mix variant: bun bench/profile.ts --help`
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
@@ -825,7 +828,9 @@ async function main(): Promise<number> {
     .replace(/:/g, '-')
     .replace(/\.\d+Z$/, 'Z')
   const json = `${JSON.stringify(results, null, 2)}\n`
-  writeFileSync(join(dir, `${stamp}.json`), json)
+  // a full run's history is git's: bench/results keeps the latest of each kind of run only
+  const written = o.full ? [] : [join(dir, `${stamp}.json`)]
+  for (const file of written) writeFileSync(file, json)
   writeFileSync(join(dir, 'latest.json'), json)
   writeFileSync(join(dir, 'latest.svg'), chart(results))
 
@@ -860,7 +865,7 @@ async function main(): Promise<number> {
   if (several) console.log(`\n${compareTable(sizes)}`)
   const rest = targets.filter((t) => !t.mix)
   if (rest.length) console.log(`\n${targetsTable(rest)}`)
-  console.log(`\nwrote ${join(dir, `${stamp}.json`)}, ${join(dir, 'latest.json')}, ${join(dir, 'latest.svg')}`)
+  console.log(`\nwrote ${[...written, join(dir, 'latest.json'), join(dir, 'latest.svg')].join(', ')}`)
   console.log(`total ${results.totalSeconds.toFixed(0)} s (of which ${settledS.toFixed(0)} s waiting for a quiet machine)`)
   await runCleanups()
   return o.check && targets.some((t) => t.pass === false && !t.info) ? 1 : 0

@@ -6,11 +6,14 @@
  * create and drop databases), else a server on 127.0.0.1:5432 as user
  * postgres when one answers. Without one, the pass is skipped with one line
  * saying how to run it. Extra arguments go to `bun test` (a file, -t ...).
- * Ends with the totals as ` N pass` / ` N fail` lines and exits non-zero when
- * either pass failed.
+ * Each pass's line in the summary counts its skipped tests by reason (the
+ * `[skipped: reason]` test/support/skip.ts puts in their names); a skipped
+ * test that gives none fails the run. Ends with the totals as ` N pass` /
+ * ` N fail` lines and exits non-zero when either pass failed.
  */
 import { SQL } from 'bun'
 import { resolve } from 'node:path'
+import { skipsByReason, unexplainedSkips } from './skips.ts'
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
 const args = process.argv.slice(2)
@@ -27,7 +30,7 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
-/** Runs one pass with its output passed through; returns its pass and fail counts. */
+/** Runs one pass with its output passed through; returns its pass and fail counts and its skips by reason. */
 async function pass(label: string, env: Record<string, string | undefined>) {
   console.log(`\n=== ${label}`)
   const proc = Bun.spawn({
@@ -48,7 +51,7 @@ async function pass(label: string, env: Record<string, string | undefined>) {
   await Promise.all([copy(proc.stdout, process.stdout), copy(proc.stderr, process.stderr)])
   const code = await proc.exited
   const last = (re: RegExp) => Number([...text.matchAll(re)].at(-1)?.[1] ?? 0)
-  return { label, code, pass: last(/^ *(\d+) pass$/gm), fail: last(/^ *(\d+) fail$/gm) }
+  return { label, code, pass: last(/^ *(\d+) pass$/gm), fail: last(/^ *(\d+) fail$/gm), skips: skipsByReason(text), output: text }
 }
 
 // the compiled binary, built once for the end-to-end tests of both passes
@@ -75,7 +78,16 @@ if (await reachable(url)) {
 }
 
 console.log('\n=== totals')
-for (const r of results) console.log(`${r.label}: ${r.pass} pass, ${r.fail} fail${r.code ? ` (exit ${r.code})` : ''}`)
+for (const r of results) {
+  const skipped = [...r.skips.values()].reduce((n, k) => n + k, 0)
+  const why = [...r.skips].map(([reason, n]) => `${n} ${reason}`).join(', ')
+  console.log(
+    `${r.label}: ${r.pass} pass, ${r.fail} fail, ${skipped} skipped${skipped ? `: ${why}` : ''}${r.code ? ` (exit ${r.code})` : ''}`,
+  )
+}
+// every skip says why (test/support/skip.ts): one that does not is a failure of the run
+const unexplained = results.flatMap((r) => unexplainedSkips(r.output).map((l) => `${r.label}: ${l}`))
+for (const line of new Set(unexplained)) console.log(`skipped without a reason (use test/support/skip.ts): ${line}`)
 console.log(` ${results.reduce((n, r) => n + r.pass, 0)} pass`)
 console.log(` ${results.reduce((n, r) => n + r.fail, 0)} fail`)
-process.exit(results.some((r) => r.code !== 0) ? 1 : 0)
+process.exit(results.some((r) => r.code !== 0) || unexplained.length ? 1 : 0)

@@ -1,13 +1,13 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defaults } from '../src/config.ts'
 import { silentLogger } from '../src/log.ts'
 import { serve } from '../src/server.ts'
-import { onPostgres } from './support/backend.ts'
+import { skipIf, why } from './support/skip.ts'
 
-describe.skipIf(onPostgres)('the background checkpointer', () => {
+skipIf(why.sqliteOnly).describe('the background checkpointer', () => {
   test('copies committed pages into the database file without the writer doing it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-ckpt-'))
     const path = join(dir, 'conduit.db')

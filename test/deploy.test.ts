@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -6,6 +6,7 @@ import { hardDeadlineMs } from '../src/cluster.ts'
 import { defaults } from '../src/config.ts'
 import { binaryDatabase, onPostgres } from './support/backend.ts'
 import { api, freePort, register, type Server, startServer, tempDir, useBinary } from './e2e/support.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * The scale-out example (deploy/compose.yml, deploy/haproxy.cfg). No Docker
@@ -21,7 +22,7 @@ const haproxyCfg = readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8')
 const haproxy = Bun.which('haproxy')
 const INSTANCES = ['conduit1', 'conduit2', 'conduit3']
 
-describe.skipIf(onPostgres)('deploy/compose.yml', () => {
+skipIf(why.sqlitePass).describe('deploy/compose.yml', () => {
   test('runs PostgreSQL, three instances of the image and HAProxy', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['conduit1', 'conduit2', 'conduit3', 'lb', 'postgres'])
     expect(compose.services.postgres.image).toMatch(/^postgres:\d+/)
@@ -63,14 +64,14 @@ describe.skipIf(onPostgres)('deploy/compose.yml', () => {
     expect(haproxyCfg).toContain(`bind :${compose.services.lb.ports[0].split(':')[1]}`)
   })
 
-  test.skipIf(!haproxy)('haproxy -c finds deploy/haproxy.cfg valid', async () => {
+  skipIf(!haproxy && 'haproxy missing').test('haproxy -c finds deploy/haproxy.cfg valid', async () => {
     const r = Bun.spawnSync({ cmd: [haproxy!, '-c', '-f', join(ROOT, 'deploy/haproxy.cfg')], stdout: 'pipe', stderr: 'pipe' })
     expect(r.exitCode).toBe(0)
     expect(r.stdout.toString()).toContain('Configuration file is valid')
   })
 })
 
-describe.skipIf(!haproxy)('HAProxy with deploy/haproxy.cfg in front of three instances', () => {
+skipIf(!haproxy && 'haproxy missing').describe('HAProxy with deploy/haproxy.cfg in front of three instances', () => {
   const binary = useBinary()
   const procs: Subprocess[] = []
   afterAll(() => {

@@ -1,12 +1,12 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import pkg from '../package.json'
-import { onPostgres } from './support/backend.ts'
+import { skipIf, why } from './support/skip.ts'
 
 // No Docker engine runs in CI: check what can be checked without one.
 const dockerfile = await Bun.file(new URL('../Dockerfile', import.meta.url)).text()
 const lines = dockerfile.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'))
 
-describe.skipIf(onPostgres)('Dockerfile', () => {
+skipIf(why.sqlitePass).describe('Dockerfile', () => {
   test('passes the dockerfile-utils linter', () => {
     const lint = Bun.spawnSync(['node_modules/.bin/dockerfile-utils', 'lint', 'Dockerfile'], {
       cwd: new URL('..', import.meta.url).pathname,

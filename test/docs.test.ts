@@ -1,7 +1,7 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { dirname, join, normalize, resolve } from 'node:path'
-import { onPostgres } from './support/backend.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * The documentation describes this repository and nothing outside it: a user
@@ -101,7 +101,7 @@ function problems(file: string, text: string): string[] {
 
 const markdown = tracked.filter((f) => f.endsWith('.md'))
 
-describe.skipIf(onPostgres)('the documentation', () => {
+skipIf(why.sqlitePass).describe('the documentation', () => {
   test('covers the README, the security notes and the docs folder, API description included', () => {
     expect(markdown).toContain('README.md')
     expect(markdown).toContain('SECURITY.md')
@@ -146,7 +146,7 @@ describe.skipIf(onPostgres)('the documentation', () => {
   }
 })
 
-describe.skipIf(onPostgres)('the README’s first steps', () => {
+skipIf(why.sqlitePass).describe('the README’s first steps', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
 
   test('every directory the binary is copied into is created first (mkdir -p)', () => {

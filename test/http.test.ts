@@ -125,6 +125,66 @@ describe('CORS', () => {
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()
   })
+
+  // the answer depends on the Origin: a shared cache must key it by the Origin (or its absence)
+  const OTHER = 'https://elsewhere.example'
+  const asSent = (origin: string | undefined): Record<string, string> => (origin ? { origin } : {})
+
+  test('with an origin allow-list, every answer varies on Origin: allowed, other or none, fast path (cached) or not', async () => {
+    const app = await testApp({ corsOrigins: [ORIGIN] })
+    const user = await registerUser(app)
+    for (const [what, method, path, status, token] of [
+      ['the article list (answered before the framework, then from its cache)', 'GET', '/api/articles', 200],
+      ['the same list, cached by now', 'GET', '/api/articles', 200],
+      ['a signed-in read', 'GET', '/api/user', 200, user.token],
+      ['a 404', 'GET', '/api/profiles/nobody', 404],
+      ['a 401', 'GET', '/api/user', 401],
+      ['a 422', 'POST', '/api/users', 422],
+      ['a preflight', 'OPTIONS', '/api/user', 204],
+    ] as const) {
+      for (const origin of [ORIGIN, OTHER, undefined]) {
+        const res = await app.request(method, path, {
+          token,
+          headers: { ...asSent(origin), ...(method === 'OPTIONS' ? { 'access-control-request-method': 'GET' } : {}) },
+          ...(method === 'POST' ? { body: { user: {} } } : {}),
+        })
+        expect({
+          what,
+          origin,
+          status: res.status,
+          vary: res.headers.get('vary'),
+          allow: res.headers.get('access-control-allow-origin'),
+        }).toEqual({
+          what,
+          origin,
+          status,
+          vary: 'Origin',
+          allow: origin === ORIGIN ? ORIGIN : null,
+        })
+      }
+    }
+  })
+
+  test('with any origin (*), no answer varies on Origin', async () => {
+    const app = await testApp()
+    for (const origin of [ORIGIN, undefined]) {
+      for (const [method, path] of [
+        ['GET', '/api/articles'],
+        ['GET', '/api/articles'],
+        ['GET', '/api/profiles/nobody'],
+        ['OPTIONS', '/api/user'],
+      ] as const) {
+        const res = await app.request(method, path, { headers: asSent(origin) })
+        expect({ method, path, origin, vary: res.headers.get('vary'), allow: res.headers.get('access-control-allow-origin') }).toEqual({
+          method,
+          path,
+          origin,
+          vary: null,
+          allow: '*',
+        })
+      }
+    }
+  })
 })
 
 describe('Content-Type of responses', () => {

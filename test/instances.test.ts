@@ -14,6 +14,7 @@ import {
   type User,
   useBinary,
 } from './e2e/support.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * Two instances of the compiled binary on one database — two processes on one
@@ -303,7 +304,7 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
     }
   }, 60_000)
 
-  test.skipIf(!onPostgres)(
+  skipIf(why.postgresOnly).test(
     'the database going away and coming back: both answer 503 meanwhile, then recover with nothing stale',
     async () => {
       const db = await binaryDatabase()

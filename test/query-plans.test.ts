@@ -22,6 +22,7 @@ import { send, testConfig } from './support/app.ts'
 import { onPostgres, testDatabaseUrl } from './support/backend.ts'
 import { conduitApp, registerUsers } from './support/conduit.ts'
 import { createArticle } from './support/fixtures.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * Every hot read uses an index and stops early: EXPLAIN on a seeded database
@@ -67,70 +68,75 @@ const sqlitePlan = (db: Database, sql: string): string[] =>
 /** Steps that read a whole table or index: every `SCAN` but those of json_each and constant rows. */
 const fullScans = (steps: string[]) => steps.filter((s) => /^SCAN /.test(s) && !/VIRTUAL TABLE|CONSTANT ROW/.test(s))
 
-describe.skipIf(onPostgres).each([
-  ['on a fresh database', false],
-  ['after ANALYZE', true],
-])('SQLite query plans %s', (_, analyze) => {
-  test('a single tag, author or favorited filter walks an index and stops after the page; counts read counters', async () => {
-    const db = await sqliteSeeded(analyze)
-    const expected = {
-      tag: 'SEARCH article_tags USING PRIMARY KEY (tag_id=?)',
-      author: 'SEARCH articles USING COVERING INDEX articles_by_author (author_id=?)',
-      favorited: 'SEARCH favorites USING PRIMARY KEY (user_id=?)',
-    }
-    for (const key of ['tag', 'author', 'favorited'] as const) {
-      const steps = sqlitePlan(db, SINGLE[key].ids)
-      expect({ key, fullScans: fullScans(steps), sorts: steps.filter((s) => s.includes('TEMP B-TREE')) }).toEqual({
-        key,
-        fullScans: [],
-        sorts: [],
-      })
-      expect(steps).toContain(expected[key])
-    }
-    for (const key of ['none', 'tag', 'author', 'favorited', 'feed'] as const) {
-      expect({ key, fullScans: fullScans(sqlitePlan(db, `SELECT (${SINGLE[key].count})`)) }).toEqual({ key, fullScans: [] })
-    }
-  })
+skipIf(why.sqliteOnly).describeEach(
+  [
+    ['on a fresh database', false],
+    ['after ANALYZE', true],
+  ] as [string, boolean][],
+  'SQLite query plans %s',
+  (_, analyze) => {
+    test('a single tag, author or favorited filter walks an index and stops after the page; counts read counters', async () => {
+      const db = await sqliteSeeded(analyze)
+      const expected = {
+        tag: 'SEARCH article_tags USING PRIMARY KEY (tag_id=?)',
+        author: 'SEARCH articles USING COVERING INDEX articles_by_author (author_id=?)',
+        favorited: 'SEARCH favorites USING PRIMARY KEY (user_id=?)',
+      }
+      for (const key of ['tag', 'author', 'favorited'] as const) {
+        const steps = sqlitePlan(db, SINGLE[key].ids)
+        expect({ key, fullScans: fullScans(steps), sorts: steps.filter((s) => s.includes('TEMP B-TREE')) }).toEqual({
+          key,
+          fullScans: [],
+          sorts: [],
+        })
+        expect(steps).toContain(expected[key])
+      }
+      for (const key of ['none', 'tag', 'author', 'favorited', 'feed'] as const) {
+        expect({ key, fullScans: fullScans(sqlitePlan(db, `SELECT (${SINGLE[key].count})`)) }).toEqual({ key, fullScans: [] })
+      }
+    })
 
-  test('the unfiltered page walks the articles newest first, without sorting', async () => {
-    const steps = sqlitePlan(await sqliteSeeded(analyze), SINGLE.none.ids)
-    expect(steps).toHaveLength(1)
-    expect(steps[0]).toMatch(/^SCAN articles( USING (COVERING )?INDEX \w+)?$/)
-  })
+    test('the unfiltered page walks the articles newest first, without sorting', async () => {
+      const steps = sqlitePlan(await sqliteSeeded(analyze), SINGLE.none.ids)
+      expect(steps).toHaveLength(1)
+      expect(steps[0]).toMatch(/^SCAN articles( USING (COVERING )?INDEX \w+)?$/)
+    })
 
-  test('several values of one filter and several filters look every value up through an index', async () => {
-    const db = await sqliteSeeded(analyze)
-    for (const key of ['tag', 'author', 'favorited'] as const) {
-      for (const sql of [MULTI[key].ids, MULTI[key].count])
-        expect({ key, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ key, fullScans: [] })
-    }
-    for (const present of COMBINATIONS) {
-      const g = genericPlan(present)
-      for (const sql of [g.ids, g.count]) expect({ present, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ present, fullScans: [] })
-    }
-  })
+    test('several values of one filter and several filters look every value up through an index', async () => {
+      const db = await sqliteSeeded(analyze)
+      for (const key of ['tag', 'author', 'favorited'] as const) {
+        for (const sql of [MULTI[key].ids, MULTI[key].count])
+          expect({ key, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ key, fullScans: [] })
+      }
+      for (const present of COMBINATIONS) {
+        const g = genericPlan(present)
+        for (const sql of [g.ids, g.count])
+          expect({ present, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ present, fullScans: [] })
+      }
+    })
 
-  test('the feed finds the followed authors’ articles through indexes', async () => {
-    const db = await sqliteSeeded(analyze)
-    const sort = sqlitePlan(db, SINGLE.feed.ids)
-    expect(fullScans(sort)).toEqual([])
-    expect(sort).toContain('SEARCH follows USING PRIMARY KEY (follower_id=?)')
-    expect(sqlitePlan(db, FEED_NEWEST_OF_AUTHOR).join('\n')).toMatch(/SEARCH articles USING (COVERING )?INDEX articles_by_author/)
-    // the walk is the newest-first walk, each author looked up by primary key
-    expect(sqlitePlan(db, FEED_WALK)).toContain('SEARCH follows USING PRIMARY KEY (follower_id=? AND followee_id=?)')
-  })
+    test('the feed finds the followed authors’ articles through indexes', async () => {
+      const db = await sqliteSeeded(analyze)
+      const sort = sqlitePlan(db, SINGLE.feed.ids)
+      expect(fullScans(sort)).toEqual([])
+      expect(sort).toContain('SEARCH follows USING PRIMARY KEY (follower_id=?)')
+      expect(sqlitePlan(db, FEED_NEWEST_OF_AUTHOR).join('\n')).toMatch(/SEARCH articles USING (COVERING )?INDEX articles_by_author/)
+      // the walk is the newest-first walk, each author looked up by primary key
+      expect(sqlitePlan(db, FEED_WALK)).toContain('SEARCH follows USING PRIMARY KEY (follower_id=? AND followee_id=?)')
+    })
 
-  test('items, articles, comments, tags, profiles and a viewer’s relations are read by key', async () => {
-    const db = await sqliteSeeded(analyze)
-    const reads = { ...SQLITE_ARTICLE_READS, ...SQLITE_PROFILE_READS, comments: SQLITE_COMMENTS }
-    for (const [name, sql] of Object.entries(reads)) {
-      expect({ name, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ name, fullScans: [] })
-    }
-    expect(sqlitePlan(db, SQLITE_ARTICLE_READS.items)).toContain('SEARCH a USING INTEGER PRIMARY KEY (rowid=?)')
-    expect(sqlitePlan(db, SQLITE_COMMENTS).join('\n')).toMatch(/SEARCH c USING INDEX comments_by_article \(article_id=\?\)/)
-    expect(sqlitePlan(db, SQLITE_TAGS).join('\n')).toMatch(/SEARCH tags USING (COVERING )?INDEX tags_by_popularity/)
-  })
-})
+    test('items, articles, comments, tags, profiles and a viewer’s relations are read by key', async () => {
+      const db = await sqliteSeeded(analyze)
+      const reads = { ...SQLITE_ARTICLE_READS, ...SQLITE_PROFILE_READS, comments: SQLITE_COMMENTS }
+      for (const [name, sql] of Object.entries(reads)) {
+        expect({ name, fullScans: fullScans(sqlitePlan(db, sql)) }).toEqual({ name, fullScans: [] })
+      }
+      expect(sqlitePlan(db, SQLITE_ARTICLE_READS.items)).toContain('SEARCH a USING INTEGER PRIMARY KEY (rowid=?)')
+      expect(sqlitePlan(db, SQLITE_COMMENTS).join('\n')).toMatch(/SEARCH c USING INDEX comments_by_article \(article_id=\?\)/)
+      expect(sqlitePlan(db, SQLITE_TAGS).join('\n')).toMatch(/SEARCH tags USING (COVERING )?INDEX tags_by_popularity/)
+    })
+  },
+)
 
 // ------------------------------------------------------------------ PostgreSQL
 
@@ -191,7 +197,8 @@ const seqScans = (ns: PgNode[]) =>
   ns.filter((n) => n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')).map((n) => n['Relation Name'])
 const indexes = (ns: PgNode[]) => ns.map((n) => n['Index Name']).filter(Boolean)
 
-describe.skipIf(!onPostgres).each([[1000], [5000]])(
+skipIf(why.postgresOnly).describeEach(
+  [[1000], [5000]] as [number][],
   'PostgreSQL query plans (EXPLAIN on a seeded, analyzed database of %i users)',
   (users) => {
     test('every list page, single or several values, filters and the feed, reads through indexes', async () => {
@@ -377,7 +384,7 @@ describe('the cost of a page in statements (no N+1)', () => {
   }, 60_000)
 })
 
-describe.skipIf(!onPostgres)('the change log’s statistics (PostgreSQL)', () => {
+skipIf(why.postgresOnly).describe('the change log’s statistics (PostgreSQL)', () => {
   /**
    * The change-log read is a prepared statement whose plan PostgreSQL keeps;
    * made while the log was near empty, it scans the whole log, however long

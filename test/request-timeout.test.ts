@@ -1,13 +1,13 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defaults } from '../src/config.ts'
 import { silentLogger } from '../src/log.ts'
 import { serve } from '../src/server.ts'
-import { onPostgres } from './support/backend.ts'
+import { skipIf, why } from './support/skip.ts'
 
-describe.skipIf(onPostgres)('the request timeout', () => {
+skipIf(why.sqlitePass).describe('the request timeout', () => {
   // (A connection that stalls before its headers are complete is closed by
   // Bun's HTTP layer itself after about 10 s, whatever the setting.)
   test('closes a connection whose body stalls, after the configured idle time', async () => {

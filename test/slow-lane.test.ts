@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +10,7 @@ import { migrate } from '../src/db/sqlite/migrate.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
 import { sqliteStore } from '../src/db/sqlite/store.ts'
 import { send, testConfig } from './support/app.ts'
-import { onPostgres } from './support/backend.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * On SQLite, list pages that may read many rows (deep offsets, several values
@@ -18,7 +18,7 @@ import { onPostgres } from './support/backend.ts'
  * event loop keeps answering everyone else. Its answers must be exactly the
  * inline ones.
  */
-describe.skipIf(onPostgres)('the slow lane (SQLite)', () => {
+skipIf(why.sqliteOnly).describe('the slow lane (SQLite)', () => {
   test('answers deep offsets and multi-value filters exactly like the inline reads, without holding the event loop', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conduit-slow-'))
     const path = join(dir, 'c.db')

@@ -3,9 +3,10 @@ import { ADMIN } from '../src/auth/actor.ts'
 import { keys } from '../src/cache/keys.ts'
 import { EVERYTHING } from '../src/cache/versions.ts'
 import { type TestApp, testApp } from './support/app.ts'
-import { onPostgres, sqliteTestDatabase } from './support/backend.ts'
+import { sqliteTestDatabase } from './support/backend.ts'
 import { addComment, conduitApp } from './support/conduit.ts'
 import { createArticle, type RegisteredUser, registerUser } from './support/fixtures.ts'
+import { skipIf, why } from './support/skip.ts'
 
 /**
  * The write policies (each feature's writes.ts) decide once for both backends:
@@ -185,7 +186,7 @@ async function keysOfEveryStep(app: TestApp): Promise<[string, string[]][]> {
 
 const config = { passwordHash: { memoryCost: 256, timeCost: 1 } }
 
-describe.skipIf(!onPostgres)('change keys (PostgreSQL pass only: compares SQLite with PostgreSQL)', () => {
+skipIf(why.postgresOnly).describe('change keys (compares SQLite with PostgreSQL, so in the PostgreSQL pass)', () => {
   test('every write records the same change keys on SQLite and PostgreSQL', async () => {
     const sqlite = await keysOfEveryStep(await testApp(config, await sqliteTestDatabase()))
     const postgres = await keysOfEveryStep(await testApp(config))

@@ -9,11 +9,12 @@
  * offending line of the minified bundle with it, kilobytes of source code.
  */
 import { lookup } from 'node:dns/promises'
-import { existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { ConfigError } from '../config.ts'
 import { MigrationError } from '../db/migration-error.ts'
+import { type ConnectProblem, connectProblem } from '../db/postgres/client.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 
 export const EXIT_FAILURE = 1
@@ -60,6 +61,10 @@ export interface Explained {
 export async function explain(error: unknown, context: FailureContext): Promise<Explained> {
   if (error instanceof CliError) return { line: oneLine(error.message), exitCode: error.exitCode }
   if (error instanceof ConfigError) return { line: oneLine(error.message), exitCode: EXIT_USAGE }
+  if (context.databaseUrl) {
+    const problem = connectProblem(error instanceof DatabaseUnavailable ? error.cause : error)
+    if (problem) return { line: await postgresFailure(problem, context.databaseUrl), exitCode: EXIT_FAILURE }
+  }
   if (error instanceof DatabaseUnavailable) {
     const cause = reason((error.cause ?? error) as ErrorLike)
     return {
@@ -229,11 +234,9 @@ export function databaseFailure(e: ErrorLike, path: string): string {
     if (!existsSync(file)) {
       return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with --db or DATABASE_PATH`
     }
-    return `cannot open the database ${file} (${sqlite}): the file or its directory ${dir} is not writable (SQLite keeps its -wal and -shm files next to it); make both writable or ${DB_HINT}`
+    return readOnly(`cannot open the database ${file}`, file, code, sqlite)
   }
-  if (code.startsWith('SQLITE_READONLY')) {
-    return `cannot write the database ${file}: it is read-only (${sqlite}); make the file and its directory writable (chmod, or chattr -i) or ${DB_HINT}`
-  }
+  if (code.startsWith('SQLITE_READONLY')) return readOnly(`cannot write the database ${file}`, file, code, sqlite)
   if (code.startsWith('SQLITE_NOTADB')) return `${file} is not a SQLite database; ${DB_HINT}`
   if (code.startsWith('SQLITE_CORRUPT')) return `the database ${file} is damaged (${sqlite}); restore it from a backup`
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
@@ -241,6 +244,35 @@ export function databaseFailure(e: ErrorLike, path: string): string {
   }
   if (code.startsWith('SQLITE_FULL')) return `the database ${file} cannot grow: the disk is full; free some space`
   return `database ${file}: ${sqlite}`
+}
+
+/**
+ * An existing database SQLite may not write: the line blames what the file
+ * system shows is read-only for this process (the file, or the directory
+ * where SQLite must create its -wal and -shm files, or both), since a 0644
+ * file in a 0555 directory fails with the same "readonly database" as a 0444
+ * file. access(2) sees chattr +i too, for root as for anyone.
+ */
+function readOnly(what: string, file: string, code: string, sqlite: string): string {
+  const dir = dirname(file)
+  const fileLocked = !writable(file)
+  const dirLocked = code === 'SQLITE_READONLY_DIRECTORY' || !writable(dir)
+  const wal = 'SQLite creates its -wal and -shm files next to the database'
+  if (fileLocked && dirLocked) {
+    return `${what}: the file and its directory ${dir} are read-only (${wal}); make both writable (chmod u+w, or chattr -i) or ${DB_HINT}`
+  }
+  if (dirLocked) return `${what}: its directory ${dir} is not writable (${wal}); make the directory writable or ${DB_HINT}`
+  if (fileLocked) return `${what}: the file is read-only; make it writable (chmod u+w, or chattr -i) or ${DB_HINT}`
+  return `${what} (${sqlite}): the file, its directory ${dir} or its -wal and -shm files are not writable; make them writable or ${DB_HINT}`
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -276,6 +308,62 @@ function isDirectory(path: string): boolean {
     return false
   }
 }
+
+// --------------------------------------------------------------- PostgreSQL
+
+const URL_HINT = 'DATABASE_URL or --db'
+
+/**
+ * A PostgreSQL connection refused at start-up, as one line naming the URL
+ * (its password hidden) and what to run or change. `url` is already redacted.
+ */
+export async function postgresFailure(problem: ConnectProblem, url: string): Promise<string> {
+  const u = new URL(url)
+  const host = u.hostname || 'localhost'
+  const port = u.port || '5432'
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  const role = decodeURIComponent(u.username) || 'postgres'
+  const database = decodeURIComponent(u.pathname.slice(1)) || role
+  const use = `cannot use the PostgreSQL database ${url}`
+  const reach = `cannot reach the PostgreSQL database ${url}`
+  switch (problem.kind) {
+    case 'no-database': {
+      const name = problem.database || database
+      return `${use}: database "${name}" does not exist on ${where}; create it (as a role that may create databases): createdb -h ${host} -p ${port} -O ${role} ${shellWord(name)}, or in psql: CREATE DATABASE ${sqlName(name)} OWNER ${sqlName(role)};`
+    }
+    case 'no-role': {
+      const name = problem.role || role
+      return `${use}: role "${name}" does not exist on ${where}; create it: createuser -h ${host} -p ${port} --pwprompt ${shellWord(name)}, or in psql: CREATE ROLE ${sqlName(name)} LOGIN PASSWORD '...'; (or name another role in ${URL_HINT})`
+    }
+    case 'no-login':
+      return `${use}: role "${problem.role || role}" may not log in; allow it in psql: ALTER ROLE ${sqlName(problem.role || role)} LOGIN; (or name another role in ${URL_HINT})`
+    case 'password':
+      return `${use}: password authentication failed for role "${problem.role || role}"; check the password in ${URL_HINT} (URL-encode any @ : / ? # %), or the role's password on the server (ALTER ROLE ... PASSWORD) and its pg_hba.conf method`
+    case 'tls-required':
+      return `${use}: the server's pg_hba.conf admits role "${problem.role || role}" from this host only over TLS (hostssl); set sslmode=require in the URL (${URL_HINT}; verify-full, with sslrootcert=CA-FILE, also checks the server's certificate)`
+    case 'no-hba-entry':
+      return `${use}: the server's pg_hba.conf has no line for role "${problem.role || role}", database "${problem.database || database}" from ${problem.client || 'this host'}; add one on the server (and reload it), or connect as a role it admits`
+    case 'tls-unavailable':
+      return `${use}: the URL asks for TLS (sslmode) but the server on ${where} does not offer it; set sslmode=disable (or prefer) in the URL (${URL_HINT}), or turn ssl on in the server's postgresql.conf`
+    case 'certificate':
+      return `${use}: the server's TLS certificate did not verify (${oneLine(problem.reason)}); name the CA that signed it with sslrootcert=/path/to/ca.crt in ${URL_HINT}, or use sslmode=require to encrypt without verifying`
+    case 'too-many-connections':
+      return `${use}: the server on ${where} has no connection left (too many clients); raise its max_connections or lower DATABASE_POOL_MAX`
+    case 'refused':
+    case 'timeout': {
+      if (isIP(host) === 0 && (await resolves(host)) === false) {
+        return `${reach}: the host name ${host} does not resolve; check the host in ${URL_HINT}`
+      }
+      const what = problem.kind === 'refused' ? 'the connection was refused' : 'no answer within 5 s'
+      return `${reach}: ${what}; is PostgreSQL running at ${where} (and listening there: listen_addresses, port, a firewall)? Check the host and port in ${URL_HINT}`
+    }
+  }
+}
+
+/** A name as psql takes it: bare when it is a plain lower-case identifier, else double-quoted. */
+const sqlName = (name: string) => (/^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`)
+/** A word as a shell takes it. */
+const shellWord = (word: string) => (/^[\w.@%+=:,/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
 
 // ------------------------------------------------------------------ helpers
 

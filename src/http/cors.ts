@@ -6,15 +6,22 @@ const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Or
 /**
  * CORS per the contract: any origin by default, or an allow-list. The headers
  * go on every response (errors included); a preflight is answered at once.
+ *
+ * With an allow-list, the answer depends on the request's Origin (echoed, or
+ * no Access-Control-Allow-Origin at all), so every answer says `Vary: Origin`
+ * — the refused and the origin-less ones too: a shared cache must not hand the
+ * answer stored for one origin (or for none) to another. With `*` the answer
+ * is the same for every origin, and there is nothing to vary on.
  */
 export function cors(origins: Config['corsOrigins']) {
   const anyOrigin = Object.freeze({ 'access-control-allow-origin': '*' })
+  const notAllowed = Object.freeze({ vary: 'Origin' })
   return {
     /** Shared objects: copy, never mutate. */
     headers(request: Request): Readonly<Record<string, string>> {
       if (origins === '*') return anyOrigin
       const origin = request.headers.get('origin')
-      if (!origin || !origins.includes(origin)) return {}
+      if (!origin || !origins.includes(origin)) return notAllowed
       return { 'access-control-allow-origin': origin, vary: 'Origin' }
     },
     preflight(request: Request, extra: Record<string, string> = {}): Response {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 import { api, newCredentials, register, run, runCli, type Server, startServer, tempDir, twoInstances, useBinary } from './support.ts'
 
 /**
@@ -244,7 +245,7 @@ describe('conduit --help', () => {
   })
 })
 
-describe.skipIf(onPostgres)('conduit admin against serve --workers 2 (SQLite)', () => {
+skipIf(why.sqliteOnly).describe('conduit admin against serve --workers 2 (SQLite)', () => {
   /** A GET on a fresh connection: the kernel spreads those over both workers. */
   const fresh = async (url: string, token?: string) => {
     const headers: Record<string, string> = { connection: 'close' }
@@ -290,7 +291,7 @@ describe.skipIf(onPostgres)('conduit admin against serve --workers 2 (SQLite)', 
 
 describe('conduit admin users password from a terminal', () => {
   const script = Bun.which('script')
-  test.skipIf(!script)(
+  skipIf(!script && 'util-linux script missing').test(
     'asks without echo and reads one line (util-linux script gives it a terminal)',
     async () => {
       const dir = tempDir()

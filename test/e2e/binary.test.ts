@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { version } from '../../package.json'
@@ -17,7 +17,7 @@ import {
   useBinary,
   withTimeout,
 } from './support.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 const binary = useBinary()
 
@@ -44,10 +44,8 @@ const createArticle = async (base: string, token: string) => {
 
 // Checked once when the file loads: the no-PORT test needs the default port.
 const defaultPortFree = portIsFree(3000)
-if (!defaultPortFree)
-  console.warn('binary.test.ts: port 3000 is in use on this machine; skipping the test that starts the binary without PORT')
 
-describe.skipIf(onPostgres)('the compiled binary', () => {
+skipIf(why.sqlitePass).describe('the compiled binary', () => {
   test('serves the API from an empty directory with no environment but PORT, and keeps conduit.db next to itself', async () => {
     const dir = installBinary(binary())
     expect(readdirSync(dir)).toEqual(['conduit'])
@@ -70,7 +68,7 @@ describe.skipIf(onPostgres)('the compiled binary', () => {
     expect(usernamesIn(join(dir, 'conduit.db'))).toEqual([user.username])
   }, 60_000)
 
-  test.skipIf(!defaultPortFree)(
+  skipIf(!defaultPortFree && 'port 3000 in use').test(
     'without PORT it listens on port 3000',
     async () => {
       const dir = installBinary(binary())
@@ -186,7 +184,7 @@ describe.skipIf(onPostgres)('the compiled binary', () => {
   }, 60_000)
 })
 
-describe.skipIf(onPostgres)('the command line', () => {
+skipIf(why.sqlitePass).describe('the command line', () => {
   test('--version prints the package.json version', async () => {
     const r = await runCli(binary(), ['--version'])
     expect(r.code).toBe(0)
@@ -313,7 +311,7 @@ function accessLines(stdout: string, method: string, path: string, status?: numb
 /** A duration such as `ms=12.3`, `12.3ms` or `duration=12`. */
 const DURATION = /(\bms[=:]\s*\d)|(\d\s*ms\b)|(duration\w*[=:"\s]+\d)/i
 
-describe.skipIf(onPostgres)('the access log', () => {
+skipIf(why.sqlitePass).describe('the access log', () => {
   test('one text line per request with method, path, status and duration; never the token or the password', async () => {
     const server = await startServer(binary())
     const credentials = newCredentials('logged')

@@ -1,9 +1,9 @@
 import { Database } from 'bun:sqlite'
-import { describe, expect, test } from 'bun:test'
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { expect, test } from 'bun:test'
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type CliResult, freePort, installBinary, run, runCli, tempDir, useBinary } from './support.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 /**
  * Failures on the first run: whatever goes wrong at start-up or in a command
@@ -36,21 +36,39 @@ async function whileTaken<T>(work: (port: number) => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * Makes a file or directory unwritable even for root (chattr +i), or for
- * others (chmod); returns the undo, or undefined when neither works here.
- */
-async function makeUnwritable(path: string, kind: 'file' | 'directory'): Promise<(() => Promise<void>) | undefined> {
-  if (process.getuid?.() !== 0) {
+const isRoot = process.getuid?.() === 0
+
+/** Whether chattr +i holds on a file here: root ignores the mode bits, so only that attribute stops root writing. */
+async function chattrWorks(): Promise<boolean> {
+  const file = join(tempDir(), 'probe')
+  writeFileSync(file, '')
+  const set = await run(['chattr', '+i', file], { timeoutMs: 5_000 }).catch(() => undefined)
+  if (set?.code !== 0) return false
+  await run(['chattr', '-i', file], { timeoutMs: 5_000 })
+  return true
+}
+const unwritableSkip = isRoot && !(await chattrWorks()) && 'as root without a working chattr +i'
+
+/** Makes a file or directory unwritable, for root too (chattr +i) or for anyone else (chmod); returns the undo. */
+async function makeUnwritable(path: string, kind: 'file' | 'directory'): Promise<() => Promise<void>> {
+  if (!isRoot) {
     await run(['chmod', kind === 'file' ? '0444' : '0555', path], { timeoutMs: 5_000 })
     return async () => void (await run(['chmod', kind === 'file' ? '0644' : '0755', path], { timeoutMs: 5_000 }))
   }
-  const set = await run(['chattr', '+i', path], { timeoutMs: 5_000 }).catch(() => undefined)
-  if (set?.code !== 0) return undefined
+  expect((await run(['chattr', '+i', path], { timeoutMs: 5_000 })).code).toBe(0)
   return async () => void (await run(['chattr', '-i', path], { timeoutMs: 5_000 }))
 }
 
-describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
+/** The first port anyone may bind (Linux lets it be lowered, down to 0 in some containers). */
+const unprivilegedPorts = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8'))
+  } catch {
+    return 1024
+  }
+})()
+
+skipIf(why.sqlitePass).describe('serve: a failure to start is one line', () => {
   test('a port that is taken: exit 1, names the port, and leaves no database file behind', async () => {
     await whileTaken(async (port) => {
       const cwd = tempDir()
@@ -63,19 +81,14 @@ describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
     })
   }, 30_000)
 
-  // binding below 1024 needs root (or CAP_NET_BIND_SERVICE): run the binary as nobody
-  test.skipIf(process.getuid?.() !== 0)(
+  // binding below 1024 needs root (or CAP_NET_BIND_SERVICE): root runs the binary as nobody
+  skipIf(unprivilegedPorts <= 80 && 'anyone may bind port 80 here (net.ipv4.ip_unprivileged_port_start)').test(
     'a port below 1024 without the right to bind it: exit 1, names the port and the way out',
     async () => {
       const dir = installBinary(binary())
       chmodSync(dir, 0o777)
-      const r = await run(
-        ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'conduit'), '--port', '80', '--host', '127.0.0.1'],
-        {
-          cwd: dir,
-          timeoutMs: 15_000,
-        },
-      )
+      const asNobody = isRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+      const r = await run([...asNobody, join(dir, 'conduit'), '--port', '80', '--host', '127.0.0.1'], { cwd: dir, timeoutMs: 15_000 })
       const line = oneLine(r, 1)
       expect(line).toContain('127.0.0.1:80')
       expect(line).toMatch(/permission|not permitted|privileged/i)
@@ -147,47 +160,49 @@ describe.skipIf(onPostgres)('serve: a failure to start is one line', () => {
     expect(readdirSync(join(cwd, 'data'))).toEqual([])
   }, 30_000)
 
-  test('a database file that cannot be written: exit 1, names the file', async () => {
-    const cwd = tempDir()
-    expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd, ...CLI })).code).toBe(0)
-    const file = join(cwd, 'c.db')
-    const restore = await makeUnwritable(file, 'file')
-    if (!restore) {
-      console.warn('errors.test.ts: running as root without a working chattr; skipping the unwritable-file check')
-      return
-    }
-    try {
-      const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'c.db'], { cwd, ...CLI })
-      const line = oneLine(r, 1)
-      expect(line).toContain(file)
-      expect(line).toContain('read-only')
-    } finally {
-      await restore()
-    }
-  }, 30_000)
+  skipIf(unwritableSkip).test(
+    'a database file that cannot be written: exit 1, names the file',
+    async () => {
+      const cwd = tempDir()
+      expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd, ...CLI })).code).toBe(0)
+      const file = join(cwd, 'c.db')
+      const restore = await makeUnwritable(file, 'file')
+      try {
+        const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'c.db'], { cwd, ...CLI })
+        const line = oneLine(r, 1)
+        expect(line).toContain(file)
+        expect(line).toContain('the file is read-only')
+        expect(line).not.toContain('directory')
+      } finally {
+        await restore()
+      }
+    },
+    30_000,
+  )
 
-  test('a database in a directory that cannot be written (no room for its -wal file): exit 1, names the file', async () => {
-    const cwd = tempDir()
-    const data = join(cwd, 'data')
-    mkdirSync(data)
-    expect((await runCli(binary(), ['migrate', '--db', 'data/c.db'], { cwd, ...CLI })).code).toBe(0)
-    const restore = await makeUnwritable(data, 'directory')
-    if (!restore) {
-      console.warn('errors.test.ts: running as root without a working chattr; skipping the unwritable-directory check')
-      return
-    }
-    try {
-      const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'data/c.db'], { cwd, ...CLI })
-      const line = oneLine(r, 1)
-      expect(line).toContain(join(data, 'c.db'))
-      expect(line).toContain('not writable')
-    } finally {
-      await restore()
-    }
-  }, 30_000)
+  skipIf(unwritableSkip).test(
+    'a database in a directory that cannot be written (no room for its -wal file): exit 1, names the file',
+    async () => {
+      const cwd = tempDir()
+      const data = join(cwd, 'data')
+      mkdirSync(data)
+      expect((await runCli(binary(), ['migrate', '--db', 'data/c.db'], { cwd, ...CLI })).code).toBe(0)
+      const restore = await makeUnwritable(data, 'directory')
+      try {
+        const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'data/c.db'], { cwd, ...CLI })
+        const line = oneLine(r, 1)
+        expect(line).toContain(join(data, 'c.db'))
+        expect(line).toContain(`its directory ${data} is not writable`)
+        expect(line).not.toContain('read-only')
+      } finally {
+        await restore()
+      }
+    },
+    30_000,
+  )
 })
 
-describe.skipIf(onPostgres)('commands: a failure is one line', () => {
+skipIf(why.sqlitePass).describe('commands: a failure is one line', () => {
   test('migrate into a directory that does not exist: exit 1, names the directory', async () => {
     const cwd = tempDir()
     const r = await runCli(binary(), ['migrate', '--db', 'nowhere/x.db'], { cwd, ...CLI })
@@ -249,7 +264,7 @@ describe.skipIf(onPostgres)('commands: a failure is one line', () => {
   }, 30_000)
 })
 
-describe.skipIf(onPostgres)('usage errors are one line ending with the way to help (exit 2)', () => {
+skipIf(why.sqlitePass).describe('usage errors are one line ending with the way to help (exit 2)', () => {
   test.each([
     ['an unknown long flag', ['--no-such-flag'], '--no-such-flag'],
     ['an unknown short flag', ['-x'], '-x'],

@@ -1,10 +1,11 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { join } from 'node:path'
 import { migrations } from '../../src/db/postgres/migrate.ts'
-import { binaryDatabase, onPostgres } from '../support/backend.ts'
+import { binaryDatabase } from '../support/backend.ts'
 import { tcpProxy } from '../support/tcp-proxy.ts'
 import { api, installBinary, register, runCli, startServer, tempDir, useBinary } from './support.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 /**
  * The compiled binary on PostgreSQL (the PostgreSQL pass only): migrations
@@ -25,7 +26,7 @@ async function lockArticles(sql: SQL): Promise<() => Promise<void>> {
   }
 }
 
-describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
+skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
   test('three instances starting together on an empty database all come up; the schema is applied once', async () => {
     const db = await binaryDatabase()
     const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...db.env }
@@ -77,30 +78,6 @@ describe.skipIf(!onPostgres)('the binary on PostgreSQL', () => {
     expect(oneLine(twice.stderr)).toHaveLength(1)
     expect(twice.stderr).toContain('already has 20 users')
   }, 90_000)
-
-  test('a database that does not answer at start-up is one line, exit 1', async () => {
-    const r = await runCli(binary(), ['serve', '--port', '0', '--db', 'postgres://nobody:secret@127.0.0.1:9/conduit'], {})
-    expect(r.code).toBe(1)
-    expect(oneLine(r.stderr)).toHaveLength(1)
-    expect(r.stderr).toContain('cannot reach the PostgreSQL database')
-    expect(r.stderr).not.toContain('secret')
-  }, 30_000)
-
-  test('TLS follows the URL: sslmode=require against a server without TLS is refused in one line', async () => {
-    const db = await binaryDatabase()
-    const q = db.queries('')
-    const ssl = (await q.get<{ ssl: string }>('SHOW ssl'))!.ssl
-    await q.close()
-    const url = new URL(db.env.DATABASE_URL!)
-    url.searchParams.set('sslmode', 'require')
-    if (ssl === 'on') return // this server speaks TLS: nothing to refuse
-    const r = await runCli(binary(), ['migrate', '--db', url.toString()], {})
-    expect(r.code).toBe(1)
-    expect(oneLine(r.stderr)).toHaveLength(1)
-    expect(r.stderr).toContain('SSL')
-    url.searchParams.set('sslmode', 'disable')
-    expect((await runCli(binary(), ['migrate', '--db', url.toString()], {})).code).toBe(0)
-  }, 30_000)
 
   test('copy moves a seeded SQLite database: every answer identical, old tokens valid, a non-empty target refused', async () => {
     // a SQLite database with data written through the API (tokens, comments, follows) and seeded bulk

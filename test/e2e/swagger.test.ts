@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { type Server, api, run, startServer, tempDir, useBinary } from './support.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 /**
  * The endpoint table of the API contract (docs/API.md): method, path, auth, success
@@ -67,7 +67,7 @@ function propertiesOf(doc: Json, schema: Json): Record<string, Json> {
   return Object.assign({}, ...combined, own)
 }
 
-describe.skipIf(onPostgres)('the OpenAPI document at /swagger/json', () => {
+skipIf(why.sqlitePass).describe('the OpenAPI document at /swagger/json', () => {
   let doc: Json
   const operation = (method: string, path: string) => {
     for (const [p, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
@@ -158,8 +158,6 @@ describe.skipIf(onPostgres)('the OpenAPI document at /swagger/json', () => {
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 const requireChromium = process.env.REQUIRE_CHROMIUM === '1'
-if (!hasChromium && !requireChromium)
-  console.warn(`swagger.test.ts: ${CHROMIUM} not found; skipping the Swagger UI rendering test (REQUIRE_CHROMIUM=1 makes it fail instead)`)
 
 /** http(s) URLs that point anywhere but this machine's 127.0.0.1. */
 const foreignUrls = (text: string) =>
@@ -171,7 +169,7 @@ const foreignUrls = (text: string) =>
 /** src / href attribute values of a page. */
 const references = (html: string) => [...html.matchAll(/\s(?:src|href|action)\s*=\s*["']([^"']*)["']/gi)].map((m) => m[1]!)
 
-describe.skipIf(onPostgres)('Swagger UI at /swagger', () => {
+skipIf(why.sqlitePass).describe('Swagger UI at /swagger', () => {
   test('is an HTML page whose assets are all served by the binary itself (no CDN)', async () => {
     const page = await fetch(`${server.url}/swagger`, { signal: AbortSignal.timeout(10_000) })
     const html = await page.text()
@@ -230,7 +228,8 @@ describe.skipIf(onPostgres)('Swagger UI at /swagger', () => {
     }
   })
 
-  test.skipIf(!hasChromium && !requireChromium)(
+  // REQUIRE_CHROMIUM=1 (CI) makes a missing Chromium a failure instead
+  skipIf(!hasChromium && !requireChromium && `chromium missing (${CHROMIUM})`).test(
     'renders all 19 operations in headless Chromium with no network, at /swagger and at /swagger/',
     async () => {
       if (!hasChromium) throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} does not exist`)

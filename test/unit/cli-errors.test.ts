@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,13 +6,13 @@ import { parseArgs } from 'node:util'
 import { CliError, explain, joinNegativeNumbers, UsageError, usageFromParseArgs } from '../../src/cli/errors.ts'
 import { ConfigError } from '../../src/config.ts'
 import { MigrationError } from '../../src/db/migration-error.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 /** The explanation of a failure the e2e tests cannot provoke (they run as root, with working DNS or none). */
 const listenError = (code: string) => Object.assign(new Error('Failed to start server'), { code, syscall: 'listen', errno: 0 })
 const sqliteError = (code: string, message: string) => Object.assign(new Error(message), { name: 'SQLiteError', code })
 
-describe.skipIf(onPostgres)('explain', () => {
+skipIf(why.sqlitePass).describe('explain', () => {
   test('a port below 1024 without the right: one line naming the address and the way out', async () => {
     const { line, exitCode } = await explain(listenError('EACCES'), { host: '0.0.0.0', port: 80 })
     expect(exitCode).toBe(1)
@@ -65,7 +65,7 @@ describe.skipIf(onPostgres)('explain', () => {
   })
 })
 
-describe.skipIf(onPostgres)('the command line', () => {
+skipIf(why.sqlitePass).describe('the command line', () => {
   const FLAGS = { port: { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const
   const usage = (args: string[]) => {
     try {

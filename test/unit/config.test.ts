@@ -1,10 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { ConfigError, defaults, environment, integer, loadConfig } from '../../src/config.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 const SECRET_32 = 's'.repeat(32)
 
-describe.skipIf(onPostgres)('loadConfig', () => {
+skipIf(why.sqlitePass).describe('loadConfig', () => {
   test('gives the defaults for an empty environment', () => {
     expect(loadConfig({})).toEqual(defaults)
   })
@@ -218,7 +218,7 @@ describe.skipIf(onPostgres)('loadConfig', () => {
   })
 })
 
-describe.skipIf(onPostgres)('integer', () => {
+skipIf(why.sqlitePass).describe('integer', () => {
   test('parses a decimal integer within the bounds, bounds included', () => {
     expect(integer('X', '5', 1, 10)).toBe(5)
     expect(integer('X', '1', 1, 10)).toBe(1)

@@ -1,8 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { heapStats, isRope } from 'bun:jsc'
 import { flat } from '../../src/cache/cache.ts'
 import { articleParts } from '../../src/articles/present.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 /** Live strings after a full collection. */
 const liveStrings = () => {
@@ -14,7 +14,7 @@ const liveStrings = () => {
 const piece = (i: number) =>
   `{"slug":${JSON.stringify(`slug-${i}`)},"title":${JSON.stringify(`Title ${i} ü`)},"description":${JSON.stringify(`about ${i}`)},"n":${i},"favorited":`
 
-describe.skipIf(onPostgres)('flat: a cached string keeps no pieces alive', () => {
+skipIf(why.sqlitePass).describe('flat: a cached string keeps no pieces alive', () => {
   test('the result is one flat string with the same characters', () => {
     const rope = piece(7)
     expect(isRope(rope)).toBe(true)

@@ -1,11 +1,11 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { articleJson, articleParts, byCodePoint } from '../../src/articles/present.ts'
 import { profileHead } from '../../src/profiles/present.ts'
 import { conduitApp, registerUsers } from '../support/conduit.ts'
 import { createArticle } from '../support/fixtures.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
-describe.skipIf(onPostgres)('byCodePoint', () => {
+skipIf(why.sqlitePass).describe('byCodePoint', () => {
   test('orders by code point, as SQLite compares UTF-8, not by UTF-16 unit', () => {
     // U+FF5E is a single unit above the surrogates of U+1F600, but a smaller code point
     expect(['😀', '～', 'b', 'a', 'ab'].sort(byCodePoint)).toEqual(['a', 'ab', 'b', '～', '😀'])
@@ -13,7 +13,7 @@ describe.skipIf(onPostgres)('byCodePoint', () => {
   })
 })
 
-describe.skipIf(onPostgres)('articleParts', () => {
+skipIf(why.sqlitePass).describe('articleParts', () => {
   const row = {
     id: 1,
     author_id: 2,

@@ -1,11 +1,11 @@
-import { describe, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { type TSchema, Type } from '@sinclair/typebox'
 import { ValueErrorType as E } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { fieldKey, fieldMessage, validationErrors } from '../../src/http/validation.ts'
 import { queryReader } from '../../src/http/query.ts'
 import { Bio, Email, Image, Password, RegisterBody, UpdateUserBody, Username } from '../../src/users/schemas.ts'
-import { onPostgres } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 
 /** The message for the first error TypeBox reports for `value` against `schema`. */
 function messageFor(schema: TSchema, value: unknown): string {
@@ -14,7 +14,7 @@ function messageFor(schema: TSchema, value: unknown): string {
   return fieldMessage(first)
 }
 
-describe.skipIf(onPostgres)('fieldKey', () => {
+skipIf(why.sqlitePass).describe('fieldKey', () => {
   test('reports the whole body under "body" when the error is at the root', () => {
     expect(fieldKey('', true)).toBe('body')
     expect(fieldKey('/', true)).toBe('body')
@@ -43,7 +43,7 @@ describe.skipIf(onPostgres)('fieldKey', () => {
   })
 })
 
-describe.skipIf(onPostgres)('fieldMessage', () => {
+skipIf(why.sqlitePass).describe('fieldMessage', () => {
   test('says "can\'t be blank" for a missing value', () => {
     expect(fieldMessage({ type: E.String, schema: Type.String(), value: undefined })).toBe("can't be blank")
     expect(fieldMessage({ type: E.StringMinLength, schema: Type.String({ minLength: 8 }), value: undefined })).toBe("can't be blank")
@@ -133,7 +133,7 @@ describe.skipIf(onPostgres)('fieldMessage', () => {
   })
 })
 
-describe.skipIf(onPostgres)('the username and email formats', () => {
+skipIf(why.sqlitePass).describe('the username and email formats', () => {
   test.each(['jake', 'Jake_the-Dog.1', 'a', '_', '-.-', '0123'])('accept the username %p', (username) => {
     expect(Value.Check(Username, username)).toBe(true)
   })
@@ -165,7 +165,7 @@ describe.skipIf(onPostgres)('the username and email formats', () => {
   )
 })
 
-describe.skipIf(onPostgres)('validationErrors', () => {
+skipIf(why.sqlitePass).describe('validationErrors', () => {
   test('reports every failing field of a wrapped body at once', () => {
     const errors = validationErrors(Value.Errors(RegisterBody, { user: { username: 'bad name', email: 'x', password: 'short' } }), true)
     expect(errors).toEqual({

@@ -189,3 +189,56 @@ export const ms = (v: unknown): number => (typeof v === 'number' ? v : Number(v)
 
 /** PostgreSQL text cannot hold U+0000: a name containing it names nothing stored. */
 export const nameless = (s: string): boolean => s.includes('\u0000')
+
+/**
+ * Why PostgreSQL refused a connection, as far as the error shows: the cases an
+ * operator meets on the first start, each with a fix (cli/errors.ts turns it
+ * into one line). Undefined for anything else.
+ */
+export type ConnectProblem =
+  | { kind: 'no-database'; database: string }
+  | { kind: 'no-role'; role: string }
+  | { kind: 'no-login'; role: string }
+  | { kind: 'password'; role: string }
+  /** pg_hba.conf lets this role in only over TLS (hostssl), and the URL asked for none */
+  | { kind: 'tls-required'; role: string }
+  /** pg_hba.conf has no line for this role, database and client address at all */
+  | { kind: 'no-hba-entry'; role: string; database: string; client: string }
+  /** the URL asks for TLS (sslmode=require or verify-*) from a server that has none */
+  | { kind: 'tls-unavailable' }
+  /** sslmode=verify-ca or verify-full, and the server's certificate did not verify */
+  | { kind: 'certificate'; reason: string }
+  | { kind: 'refused' }
+  | { kind: 'timeout' }
+  | { kind: 'too-many-connections' }
+
+/** Certificate failures of the TLS handshake (BoringSSL's and Node's names for them). */
+const CERTIFICATE_CODES =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|CERT_REJECTED|ERR_TLS_CERT_ALTNAME_INVALID|HOSTNAME_MISMATCH)$/
+
+export function connectProblem(e: unknown): ConnectProblem | undefined {
+  const err = e as { code?: unknown; errno?: unknown; message?: unknown } | null
+  const code = typeof err?.code === 'string' ? err.code : ''
+  const state = typeof err?.errno === 'string' ? err.errno : ''
+  const message = typeof err?.message === 'string' ? err.message : ''
+  // the server quotes the names it refused: role "x", database "y", host "z"
+  const quoted = (what: string) => new RegExp(`${what} "([^"]*)"`).exec(message)?.[1] ?? ''
+  if (state === '3D000') return { kind: 'no-database', database: quoted('database') }
+  if (state === '28P01') return { kind: 'password', role: quoted('user') }
+  if (state === '28000') {
+    if (/^role ".*" does not exist/.test(message)) return { kind: 'no-role', role: quoted('role') }
+    if (/is not permitted to log in/.test(message)) return { kind: 'no-login', role: quoted('role') }
+    if (/no pg_hba\.conf entry/.test(message)) {
+      // "..., no encryption": a hostssl line would have matched had the client asked for TLS
+      if (/no encryption$/.test(message)) return { kind: 'tls-required', role: quoted('user') }
+      return { kind: 'no-hba-entry', role: quoted('user'), database: quoted('database'), client: quoted('host') }
+    }
+    return undefined
+  }
+  if (state === '53300') return { kind: 'too-many-connections' }
+  if (code === 'ERR_POSTGRES_TLS_NOT_AVAILABLE') return { kind: 'tls-unavailable' }
+  if (CERTIFICATE_CODES.test(code)) return { kind: 'certificate', reason: message || code }
+  if (code === 'ERR_POSTGRES_CONNECTION_REFUSED' || code === 'ECONNREFUSED') return { kind: 'refused' }
+  if (code === 'ERR_POSTGRES_CONNECTION_TIMEOUT' || code === 'ETIMEDOUT') return { kind: 'timeout' }
+  return undefined
+}
