@@ -9,6 +9,7 @@ import { SQLITE_ARTICLE_READS } from '../src/articles/sqlite.ts'
 import { PG_COMMENTS } from '../src/comments/postgres.ts'
 import { SQLITE_COMMENTS } from '../src/comments/sqlite.ts'
 import { sqliteBulk } from '../src/db/bulk.ts'
+import { SqliteChanges } from '../src/db/sqlite/changes.ts'
 import { ANALYZE_FIRST_ROWS, PG_CHANGES_SINCE } from '../src/db/postgres/changes.ts'
 import { seedDatabase } from '../src/db/seed.ts'
 import { migrate } from '../src/db/sqlite/migrate.ts'
@@ -45,7 +46,7 @@ const COMBINATIONS: Filter[][] = [
 async function sqliteSeeded(analyze: boolean): Promise<Database> {
   const db = openDatabase(':memory:')
   migrate(db)
-  await seedDatabase(sqliteBulk(db), {
+  await seedDatabase(sqliteBulk(db, new SqliteChanges(db)), {
     users: 60,
     articles: 3000,
     tags: 40,

@@ -1,5 +1,5 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { Versions } from '../../cache/versions.ts'
+import { EVERYTHING, Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
 import { guardedTransaction, read, write } from './client.ts'
 
@@ -55,6 +55,8 @@ const parseSnapshot = (text: string): Snapshot => {
  * instance is. LISTEN/NOTIFY could not give this: a notification arrives at
  * some point after the commit, possibly after the client's next request.
  *
+ * Bulk loads (seed, copy) append an EVERYTHING row through `within()`.
+ *
  * After a failed read (database unreachable) or a long pause, everything
  * cached is dropped and the next read starts afresh. `local` mode (one
  * instance only, SINGLE_INSTANCE=true) skips the reads: only this process's
@@ -100,13 +102,7 @@ export class PgChanges implements ChangeFeed {
         try {
           const { result, seq } = await attempt(expired)
           // committed: this instance's caches learn it now, even if the request was answered 503 meanwhile
-          if (seq !== undefined) {
-            this.versions.bump(changed)
-            if (!this.local) {
-              this.own.set(seq, Date.now())
-              this.wrote()
-            }
-          }
+          if (seq !== undefined) this.committed(seq, changed)
           return result
         } catch (e) {
           const state = (e as { errno?: unknown }).errno
@@ -114,6 +110,22 @@ export class PgChanges implements ChangeFeed {
         }
       }
     })
+  }
+
+  /**
+   * For a writer that holds its own transaction (a bulk load): records inside
+   * it that everything changed, and returns what to call once it committed.
+   */
+  async within(tx: TransactionSQL): Promise<() => void> {
+    const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${String(EVERYTHING)}, ${Date.now()}) RETURNING seq::text`
+    return () => this.committed(row.seq, [EVERYTHING])
+  }
+
+  private committed(seq: string, keys: readonly number[]): void {
+    this.versions.bump(keys)
+    if (this.local) return
+    this.own.set(seq, Date.now())
+    this.wrote()
   }
 
   sync(): void | Promise<void> {

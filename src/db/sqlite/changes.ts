@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { Versions } from '../../cache/versions.ts'
+import { EVERYTHING, Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
 import { ChangeSignal } from './signal.ts'
 
@@ -23,7 +23,8 @@ export const SIGNAL_FALLBACK_MS = 1_000
  * `sync()` reads the rows they appended since the last one applied. Rows are
  * appended under the write lock, so their sequence is the commit order and
  * has no gaps: a gap means rows were purged before this process read them,
- * and everything is dropped.
+ * and everything is dropped. Bulk loads (seed, copy) hold their own
+ * transaction and record EVERYTHING through `within()`.
  *
  * `sync()` runs before every request that may use a cache. Asking SQLite
  * costs ~2 µs (a read transaction on the WAL index), so a file the processes
@@ -77,13 +78,25 @@ export class SqliteChanges implements ChangeFeed {
     })
     const out = tx.immediate()
     // committed (a rolled-back row's number is handed out again, so only now is it ours)
-    if (seq) {
-      this.signal?.ring()
-      this.versions.bump(changed)
-      this.own.add(seq)
-      this.sync()
-    }
+    if (seq) this.committed(seq, changed)
     return out
+  }
+
+  /**
+   * For a writer that holds its own write transaction (a bulk load): records
+   * inside it that everything changed, and returns what to call once it
+   * committed (every process then sees it at its next request).
+   */
+  within(): () => void {
+    const seq = this.append.get(String(EVERYTHING), Date.now())!.seq
+    return () => this.committed(seq, [EVERYTHING])
+  }
+
+  private committed(seq: number, keys: readonly number[]): void {
+    this.signal?.ring()
+    this.versions.bump(keys)
+    this.own.add(seq)
+    this.sync()
   }
 
   private get signal(): ChangeSignal | undefined {
