@@ -116,8 +116,9 @@ export function sqliteBulk(db: Database, log: SqliteBulkLog): BulkLoad {
           },
           count,
         })
-        for (const t of triggers) db.run(t.sql)
+        // recounted before the triggers are back: the triggers that count rows changed by other writers stay out of it
         for (const sql of RECOUNT) db.run(sql)
+        for (const t of triggers) db.run(t.sql)
         // AUTOINCREMENT tables: never below the source's highest id ever
         for (const [table, floor] of Object.entries(floors)) {
           db.query('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?').run(floor, table)

@@ -43,7 +43,10 @@ export function sqliteUsers(db: Database, changes: SqliteChanges): UserStore {
   return {
     create(u: NewUser): UserRow {
       try {
-        return insert.get({ username: u.username, key: u.usernameKey, email: u.email, hash: u.passwordHash, now: Date.now() })!
+        // a new account changes nothing cached (no keys); through write() so it counts as the service's own
+        return changes.write(
+          () => insert.get({ username: u.username, key: u.usernameKey, email: u.email, hash: u.passwordHash, now: Date.now() })!,
+        )
       } catch (e) {
         return conflict(e, 0, u.email, u.usernameKey)
       }

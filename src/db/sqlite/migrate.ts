@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import m001 from '../migrations/sqlite/001_init.sql' with { type: 'text' }
 import m002 from '../migrations/sqlite/002_lasting_ids.sql' with { type: 'text' }
+import m003 from '../migrations/sqlite/003_changes_by_hand.sql' with { type: 'text' }
 import { usernameKey } from '../../users/username.ts'
 import { MigrationError } from '../migration-error.ts'
 
@@ -24,7 +25,7 @@ interface Migration {
  * Never edit a migration that has landed: add the next number. The PostgreSQL
  * migrations carry the same numbers and meaning (src/db/migrations/postgres).
  */
-export const migrations: readonly Migration[] = [{ sql: m001 }, { sql: m002, after: fillUsernameKeys, foreignKeysOff: true }]
+export const migrations: readonly Migration[] = [{ sql: m001 }, { sql: m002, after: fillUsernameKeys, foreignKeysOff: true }, { sql: m003 }]
 
 export function schemaVersion(db: Database): number {
   return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
