@@ -1,6 +1,7 @@
 import type { SQL } from 'bun'
 import m001 from '../migrations/postgres/001_init.sql' with { type: 'text' }
 import m002 from '../migrations/postgres/002_lasting_ids.sql' with { type: 'text' }
+import m003 from '../migrations/postgres/003_changes_by_hand.sql' with { type: 'text' }
 import { MigrationError } from '../migration-error.ts'
 
 /**
@@ -8,7 +9,7 @@ import { MigrationError } from '../migration-error.ts'
  * SQLite's (src/db/migrations/sqlite), embedded in the binary. Never edit one
  * that has landed: add the next number.
  */
-export const migrations: readonly string[] = [m001, m002]
+export const migrations: readonly string[] = [m001, m002, m003]
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
 const MIGRATION_LOCK = 0x636f6e64 // "cond"
