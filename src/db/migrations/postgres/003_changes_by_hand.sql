@@ -27,20 +27,14 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER users_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON users
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
-CREATE TRIGGER follows_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON follows
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
-CREATE TRIGGER tags_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tags
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
-CREATE TRIGGER articles_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON articles
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
-CREATE TRIGGER article_tags_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON article_tags
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
-CREATE TRIGGER favorites_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON favorites
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
-CREATE TRIGGER comments_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON comments
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
--- the article count of the unfiltered list
-CREATE TRIGGER counters_changed_by_hand AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON counters
-  FOR EACH STATEMENT WHEN (current_setting('application_name') <> 'conduit') EXECUTE FUNCTION changed_by_hand();
+-- <table>_changed_by_hand on each table the service answers from (counters:
+-- the article count of the unfiltered list)
+DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['users', 'follows', 'tags', 'articles', 'article_tags', 'favorites', 'comments', 'counters'] LOOP
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I FOR EACH STATEMENT '
+                   'WHEN (current_setting(''application_name'') <> ''conduit'') EXECUTE FUNCTION changed_by_hand()',
+                   t || '_changed_by_hand', t);
+  END LOOP;
+END $$;
