@@ -164,12 +164,31 @@ describe(`SQL typed by hand into a ${BACKEND} database that two instances serve`
     const server = await startServer(binary(), { env })
     const q = queries()
     try {
-      const author = await register(server.url)
+      const [author, reader] = [await register(server.url), await register(server.url)]
       for (let i = 0; i < 5; i++) await article(server.url, author, `Bulk ${i}`, 'bulk')
+      // every kind of API write: rows with their keys in the log, never counted as made by hand
+      const slug = await article(server.url, author, 'Every write', 'every')
+      const id = await comment(server.url, reader, slug, 'a comment')
+      const writes: [User, string, string, number, unknown?][] = [
+        [reader, 'POST', `/api/articles/${slug}/favorite`, 200],
+        [reader, 'DELETE', `/api/articles/${slug}/favorite`, 200],
+        [reader, 'POST', `/api/profiles/${author.username}/follow`, 200],
+        [reader, 'DELETE', `/api/profiles/${author.username}/follow`, 200],
+        [reader, 'DELETE', `/api/articles/${slug}/comments/${id}`, 204],
+        [author, 'PUT', '/api/user', 200, { user: { bio: 'a bio' } }],
+        [author, 'PUT', `/api/articles/${slug}`, 200, { article: { title: 'Every write again', tagList: ['other'] } }],
+        [author, 'DELETE', '/api/articles/every-write-again', 204],
+      ]
+      for (const [user, method, path, status, body] of writes) {
+        expect({ method, path, status: (await api(server.url, method, path, { token: user.token, body })).status }).toEqual({
+          method,
+          path,
+          status,
+        })
+      }
       const everything = async () =>
         onPostgres ? await q.count("SELECT count(*) FROM changes WHERE keys = '-1'") : await q.count('SELECT edits FROM writer')
       const logged = () => q.count('SELECT count(*) FROM changes')
-      // the API's writes: rows with their keys, never an EVERYTHING
       expect(await everything()).toBe(0)
       const before = { everything: await everything(), logged: await logged() }
       await byHand(target, ["UPDATE articles SET body = body || '!'"])
