@@ -59,9 +59,10 @@ const parseSnapshot = (text: string): Snapshot => {
  * some point after the commit, possibly after the client's next request.
  *
  * Writes by anything other than the service (SQL typed by hand) are in the
- * log too: migration 003's triggers append an EVERYTHING row for each
- * transaction whose connection is not the service's (application_name, see
- * client.ts). Bulk loads (seed, copy) append theirs through `within()`.
+ * log too: the changes_by_hand migration's triggers append an EVERYTHING row
+ * for each transaction whose connection is not the service's
+ * (application_name, see client.ts). Bulk loads (seed, copy) append theirs
+ * through `within()`.
  *
  * After a failed read (database unreachable) or a long pause, everything
  * cached is dropped and the next read starts afresh. `local` mode (one

@@ -18,10 +18,11 @@ export interface ClientOptions {
 
 /**
  * The `application_name` of every connection the service (and its commands)
- * opens, whatever the URL says. Migration 003's triggers record a change for
- * every transaction whose connection goes by another name (SQL typed by
- * hand): the service's own writes are told apart at no cost per write, and the
- * name is one of the startup parameters PgBouncer accepts and keeps per client.
+ * opens, whatever the URL says. The changes_by_hand migration's triggers
+ * record a change for every transaction whose connection goes by another name
+ * (SQL typed by hand): the service's own statements are told apart by a WHEN
+ * on this setting, with no statement added to any write, and the name is one
+ * of the startup parameters PgBouncer accepts and keeps per client.
  */
 export const SERVICE_NAME = 'conduit'
 

@@ -25,9 +25,9 @@ export const SIGNAL_FALLBACK_MS = 1_000
  * has no gaps: a gap means rows were purged before this process read them,
  * and everything is dropped.
  *
- * Other writers (sqlite3 by hand, scripts): migration 003's triggers count
- * every row they change in `writer.edits`, and `sync()` drops everything when
- * that count moved. `write()` tells its own changes apart by raising
+ * Other writers (sqlite3 by hand, scripts): the changes_by_hand migration's
+ * triggers count every row they change in `writer.edits`, and `sync()` drops
+ * everything when that count moved. `write()` tells its own changes apart by raising
  * `writer.service` for the length of its transaction (see the migration), so
  * every change the service makes to what it serves goes through `write()`,
  * with no keys when it changes nothing cached (else every process drops all
