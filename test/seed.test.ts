@@ -40,10 +40,13 @@ describe('conduit seed', () => {
     const { db } = await seeded(3)
     expect(await storageViolations(db)).toEqual([])
     expect(await db.count('SELECT count(*) FROM articles a JOIN articles b ON b.id > a.id AND b.created_at < a.created_at')).toBe(0)
+    // every trigger a fresh database has (counters, changes by hand), enabled
     const triggers = onPostgres
-      ? "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal AND t.tgenabled = 'O' AND c.relnamespace = current_schema()::regnamespace"
-      : "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'"
-    expect(await db.count(triggers)).toBe(onPostgres ? 3 : 6)
+      ? "SELECT c.relname || '.' || t.tgname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal AND t.tgenabled = 'O' AND c.relnamespace = current_schema()::regnamespace ORDER BY 1"
+      : "SELECT tbl_name || '.' || name AS name FROM sqlite_schema WHERE type = 'trigger' ORDER BY 1"
+    const fresh = await (await testDatabase()).all(triggers)
+    expect(fresh.length).toBe(onPostgres ? 11 : 30)
+    expect(await db.all(triggers)).toEqual(fresh)
     // a write through the API after seeding keeps counting
     const before = await db.count("SELECT value FROM counters WHERE name = 'articles'")
     await db.run(

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { createApp } from '../src/app.ts'
 import { INLINE_ROWS } from '../src/articles/list-sqlite.ts'
 import { sqliteBulk } from '../src/db/bulk.ts'
+import { SqliteChanges } from '../src/db/sqlite/changes.ts'
 import { seedDatabase } from '../src/db/seed.ts'
 import { migrate } from '../src/db/sqlite/migrate.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
@@ -25,7 +26,7 @@ skipIf(why.sqliteOnly).describe('the slow lane (SQLite)', () => {
     try {
       const db = openDatabase(path)
       migrate(db)
-      await seedDatabase(sqliteBulk(db), {
+      await seedDatabase(sqliteBulk(db, new SqliteChanges(db)), {
         users: 40,
         articles: INLINE_ROWS + 2_000,
         tags: 12,

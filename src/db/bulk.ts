@@ -8,7 +8,9 @@ import type { SQL, TransactionSQL } from 'bun'
  * faster than row by row, and the same result), and id sequences are moved
  * past every id loaded (and past the source's highest id ever, so ids are
  * never reused after a copy either). All in one transaction: a failed load
- * leaves the database empty.
+ * leaves the database empty. The same transaction records in the change log
+ * that everything changed, so every running process and instance answers its
+ * next request from the loaded data, never from what it cached before.
  */
 
 /** The tables, in an order that respects foreign keys, with their columns and PostgreSQL types. */
@@ -76,7 +78,18 @@ const RECOUNT = [
   'UPDATE tags SET articles_count = (SELECT count(*) FROM article_tags WHERE tag_id = tags.id)',
 ]
 
-export function sqliteBulk(db: Database): BulkLoad {
+/**
+ * The change log, as a bulk load uses it: `within` records inside the load's
+ * transaction that everything changed; what it returns runs after the commit.
+ */
+export interface SqliteBulkLog {
+  within(): () => void
+}
+export interface PostgresBulkLog {
+  within(tx: TransactionSQL): Promise<() => void>
+}
+
+export function sqliteBulk(db: Database, log: SqliteBulkLog): BulkLoad {
   const count = async (t: Table) => db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n
   return {
     count,
@@ -93,6 +106,7 @@ export function sqliteBulk(db: Database): BulkLoad {
           ),
         ]),
       )
+      let committed: () => void
       db.run('BEGIN IMMEDIATE')
       try {
         for (const t of triggers) db.run(`DROP TRIGGER ${t.name}`)
@@ -103,17 +117,20 @@ export function sqliteBulk(db: Database): BulkLoad {
           },
           count,
         })
-        for (const t of triggers) db.run(t.sql)
+        // recounted before the triggers are back: the triggers that count rows changed by other writers stay out of it
         for (const sql of RECOUNT) db.run(sql)
+        for (const t of triggers) db.run(t.sql)
         // AUTOINCREMENT tables: never below the source's highest id ever
         for (const [table, floor] of Object.entries(floors)) {
           db.query('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?').run(floor, table)
         }
+        committed = log.within()
         db.run('COMMIT')
       } catch (e) {
         db.run('ROLLBACK')
         throw e
       }
+      committed()
       db.run('ANALYZE')
     },
   }
@@ -121,7 +138,7 @@ export function sqliteBulk(db: Database): BulkLoad {
 
 // ------------------------------------------------------------------ PostgreSQL
 
-export function postgresBulk(sql: SQL): BulkLoad {
+export function postgresBulk(sql: SQL, log: PostgresBulkLog): BulkLoad {
   const count = async (t: Table) => Number((await sql.unsafe(`SELECT count(*) AS n FROM ${t}`))[0].n)
   const insertSql = (t: Table) => {
     const types = Object.values(TABLES[t])
@@ -133,7 +150,7 @@ export function postgresBulk(sql: SQL): BulkLoad {
   return {
     count,
     async load(fn, floors = {}) {
-      await sql.begin(async (tx: TransactionSQL) => {
+      const committed = await sql.begin(async (tx: TransactionSQL) => {
         // the counter triggers aside (the tables are ours: no superuser needed); every counter recomputed below
         for (const t of ['articles', 'article_tags', 'favorites']) await tx.unsafe(`ALTER TABLE ${t} DISABLE TRIGGER USER`)
         await fn({
@@ -155,7 +172,9 @@ export function postgresBulk(sql: SQL): BulkLoad {
             [floor],
           )
         }
+        return log.within(tx)
       })
+      committed()
       await sql.unsafe('ANALYZE')
     },
   }

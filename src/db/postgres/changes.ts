@@ -1,5 +1,5 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { Versions } from '../../cache/versions.ts'
+import { EVERYTHING, Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
 import { guardedTransaction, read, write } from './client.ts'
 
@@ -23,6 +23,9 @@ const ANALYZE_MAX_ROWS = 64_000
 
 /** Change-log rows older than this are purged; an instance that read nothing for half as long drops its caches. */
 export const CHANGE_RETENTION_MS = 10 * 60_000
+
+/** SINGLE_INSTANCE: how often the log is read in the background (see PgChanges.glance). */
+export const LOCAL_READ_MS = 1_000
 
 /** A PostgreSQL snapshot as `pg_current_snapshot()` prints it: `xmin:xmax:xip,xip,…`. */
 interface Snapshot {
@@ -55,10 +58,17 @@ const parseSnapshot = (text: string): Snapshot => {
  * instance is. LISTEN/NOTIFY could not give this: a notification arrives at
  * some point after the commit, possibly after the client's next request.
  *
+ * Writes by anything other than the service (SQL typed by hand) are in the
+ * log too: the changes_by_hand migration's triggers append an EVERYTHING row
+ * for each transaction whose connection is not the service's
+ * (application_name, see client.ts). Bulk loads (seed, copy) append theirs
+ * through `within()`.
+ *
  * After a failed read (database unreachable) or a long pause, everything
  * cached is dropped and the next read starts afresh. `local` mode (one
- * instance only, SINGLE_INSTANCE=true) skips the reads: only this process's
- * own writes change the data.
+ * instance only, SINGLE_INSTANCE=true) skips the read before each request:
+ * the API's writes are all this process's own, and the others' (SQL by hand,
+ * the commands) are read at most once a second (see `glance`).
  */
 export class PgChanges implements ChangeFeed {
   readonly versions = new Versions()
@@ -100,13 +110,7 @@ export class PgChanges implements ChangeFeed {
         try {
           const { result, seq } = await attempt(expired)
           // committed: this instance's caches learn it now, even if the request was answered 503 meanwhile
-          if (seq !== undefined) {
-            this.versions.bump(changed)
-            if (!this.local) {
-              this.own.set(seq, Date.now())
-              this.wrote()
-            }
-          }
+          if (seq !== undefined) this.committed(seq, changed)
           return result
         } catch (e) {
           const state = (e as { errno?: unknown }).errno
@@ -116,8 +120,24 @@ export class PgChanges implements ChangeFeed {
     })
   }
 
+  /**
+   * For a writer that holds its own transaction (a bulk load): records inside
+   * it that everything changed, and returns what to call once it committed.
+   */
+  async within(tx: TransactionSQL): Promise<() => void> {
+    const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${String(EVERYTHING)}, ${Date.now()}) RETURNING seq::text`
+    return () => this.committed(row.seq, [EVERYTHING])
+  }
+
+  private committed(seq: string, keys: readonly number[]): void {
+    this.versions.bump(keys)
+    // in both modes: `local` reads the log too, where this row is already applied
+    this.own.set(seq, Date.now())
+    this.wrote()
+  }
+
   sync(): void | Promise<void> {
-    if (this.local) return undefined
+    if (this.local) return this.glance()
     if (this.running === null) return this.start()
     // the running read started before this request arrived: wait for the next one
     this.queued ??= this.running.then(
@@ -131,6 +151,25 @@ export class PgChanges implements ChangeFeed {
       },
     )
     return this.queued
+  }
+
+  /**
+   * `local` mode: this process's own writes reach its caches as they commit;
+   * the log is read for the others' (SQL by hand, the commands) at most
+   * once per LOCAL_READ_MS, in the background while requests keep coming. A
+   * request waits for a read only when the last one started 2 x LOCAL_READ_MS
+   * ago or more (an idle instance): whatever committed before that is seen,
+   * so anything committed is seen within 2 x LOCAL_READ_MS.
+   */
+  private glance(): void | Promise<void> {
+    const age = Date.now() - this.lastReadAt
+    if (age < LOCAL_READ_MS) return undefined
+    const read = this.running ?? this.start()
+    if (age < 2 * LOCAL_READ_MS) {
+      read.catch(() => {}) // a failed read drops everything: the next request waits for one
+      return undefined
+    }
+    return read
   }
 
   private start(): Promise<void> {

@@ -17,6 +17,16 @@ export interface ClientOptions {
 }
 
 /**
+ * The `application_name` of every connection the service (and its commands)
+ * opens, whatever the URL says. The changes_by_hand migration's triggers
+ * record a change for every transaction whose connection goes by another name
+ * (SQL typed by hand): the service's own statements are told apart by a WHEN
+ * on this setting, with no statement added to any write, and the name is one
+ * of the startup parameters PgBouncer accepts and keeps per client.
+ */
+export const SERVICE_NAME = 'conduit'
+
+/**
  * How long read() and write() wait for an answer before they give up (503);
  * 0: no limit. One per process: the last connect() sets it (a process serves
  * one database; the commands that migrate, seed or copy set 0).
@@ -41,7 +51,7 @@ class Abandoned extends Error {
 export function connect(url: string, o: ClientOptions): SQL {
   const timeout = o.timeoutMs ?? 0
   deadlineMs = timeout > 0 ? timeout + 1000 : 0
-  const connection: Record<string, string> = {}
+  const connection: Record<string, string> = { application_name: SERVICE_NAME }
   if (o.schema) connection.search_path = o.schema
   // PgBouncer (prepare: false) refuses startup parameters it does not know: there, set them on the role (README)
   if (timeout > 0 && o.prepare !== false) connection.statement_timeout = connection.lock_timeout = String(timeout)
@@ -51,7 +61,7 @@ export function connect(url: string, o: ClientOptions): SQL {
     idleTimeout: 30,
     connectionTimeout: 5,
     prepare: o.prepare ?? true,
-    ...(Object.keys(connection).length ? { connection } : {}),
+    connection,
   } as ConstructorParameters<typeof SQL>[0])
 }
 

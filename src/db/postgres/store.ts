@@ -47,7 +47,7 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
     tags: postgresTags(sql),
     throttle,
     changes,
-    bulk: postgresBulk(sql),
+    bulk: postgresBulk(sql, changes),
     secret: (generated) =>
       read(async () => {
         // ON CONFLICT DO NOTHING: instances starting at once agree on the first secret written

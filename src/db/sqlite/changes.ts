@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { Versions } from '../../cache/versions.ts'
+import { EVERYTHING, Versions } from '../../cache/versions.ts'
 import type { ChangeFeed } from '../store.ts'
 import { ChangeSignal } from './signal.ts'
 
@@ -25,6 +25,15 @@ export const SIGNAL_FALLBACK_MS = 1_000
  * has no gaps: a gap means rows were purged before this process read them,
  * and everything is dropped.
  *
+ * Other writers (sqlite3 by hand, scripts): the changes_by_hand migration's
+ * triggers count every row they change in `writer.edits`, and `sync()` drops
+ * everything when that count moved. `write()` tells its own changes apart by raising
+ * `writer.service` for the length of its transaction (see the migration), so
+ * every change the service makes to what it serves goes through `write()`,
+ * with no keys when it changes nothing cached (else every process drops all
+ * it cached). Bulk loads (seed, copy) hold their own transaction and record
+ * EVERYTHING through `within()`.
+ *
  * `sync()` runs before every request that may use a cache. Asking SQLite
  * costs ~2 µs (a read transaction on the WAL index), so a file the processes
  * share says when to (signal.ts): every write rings it after its commit and
@@ -37,7 +46,12 @@ export class SqliteChanges implements ChangeFeed {
   private readonly dataVersion
   private readonly since
   private readonly append
+  private readonly edits
+  private readonly serviceWrites
+  private readonly serviceWrote
   private lastSeen = -1
+  /** `writer.edits` when this process last looked */
+  private editsSeen = 0
   private applied = 0
   /** sequence numbers of this process's own rows not yet passed by `applied` */
   private readonly own = new Set<number>()
@@ -57,9 +71,14 @@ export class SqliteChanges implements ChangeFeed {
     this.dataVersion = db.prepare<{ data_version: number }, []>('PRAGMA data_version')
     this.since = db.prepare<{ seq: number; keys: string }, [number]>('SELECT seq, keys FROM changes WHERE seq > ? ORDER BY seq')
     this.append = db.prepare<{ seq: number }, [string, number]>('INSERT INTO changes (keys, at) VALUES (?, ?) RETURNING seq')
+    this.edits = db.prepare<{ edits: number }, []>('SELECT edits FROM writer')
+    // nested writes (savepoints) count up and down: the mark is 0 again only when the outermost ends
+    this.serviceWrites = db.prepare('UPDATE writer SET service = service + 1')
+    this.serviceWrote = db.prepare('UPDATE writer SET service = service - 1')
     const newest = db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM changes').get()
     this.applied = newest?.seq ?? 0
     this.lastSeen = this.dataVersion.get()!.data_version
+    this.editsSeen = this.edits.get()!.edits
   }
 
   /**
@@ -71,19 +90,33 @@ export class SqliteChanges implements ChangeFeed {
     const changed: number[] = []
     let seq = 0
     const tx = this.db.transaction(() => {
+      this.serviceWrites.run()
       const out = fn((k) => void changed.push(...k))
       if (changed.length) seq = this.append.get(changed.join(' '), Date.now())!.seq
+      this.serviceWrote.run()
       return out
     })
     const out = tx.immediate()
     // committed (a rolled-back row's number is handed out again, so only now is it ours)
-    if (seq) {
-      this.signal?.ring()
-      this.versions.bump(changed)
-      this.own.add(seq)
-      this.sync()
-    }
+    if (seq) this.committed(seq, changed)
     return out
+  }
+
+  /**
+   * For a writer that holds its own write transaction (a bulk load): records
+   * inside it that everything changed, and returns what to call once it
+   * committed (every process then sees it at its next request).
+   */
+  within(): () => void {
+    const seq = this.append.get(String(EVERYTHING), Date.now())!.seq
+    return () => this.committed(seq, [EVERYTHING])
+  }
+
+  private committed(seq: number, keys: readonly number[]): void {
+    this.signal?.ring()
+    this.versions.bump(keys)
+    this.own.add(seq)
+    this.sync()
   }
 
   private get signal(): ChangeSignal | undefined {
@@ -113,9 +146,12 @@ export class SqliteChanges implements ChangeFeed {
     }
     this.lastSeen = v
     const rows = this.since.all(this.applied)
+    const edits = this.edits.get()!.edits
+    const byHand = edits !== this.editsSeen
+    this.editsSeen = edits
     const stale = now - this.lastSyncAt > CHANGE_RETENTION_MS / 2
-    if (stale || (rows.length && rows[0]!.seq !== this.applied + 1)) {
-      // rows this process never read may have been purged
+    if (byHand || stale || (rows.length && rows[0]!.seq !== this.applied + 1)) {
+      // another writer changed rows (which ones is not recorded), or rows this process never read may have been purged
       this.versions.bumpAll()
     } else {
       for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(r.keys.split(' ').map(Number))

@@ -3,6 +3,7 @@ import m001 from '../migrations/sqlite/001_init.sql' with { type: 'text' }
 import m002 from '../migrations/sqlite/002_lasting_ids.sql' with { type: 'text' }
 import m003 from '../migrations/sqlite/003_reserved_slugs.sql' with { type: 'text' }
 import m004 from '../migrations/sqlite/004_locked_accounts.sql' with { type: 'text' }
+import m005 from '../migrations/sqlite/005_changes_by_hand.sql' with { type: 'text' }
 import { usernameKey } from '../../users/username.ts'
 import { MigrationError } from '../migration-error.ts'
 
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   { sql: m002, after: fillUsernameKeys, foreignKeysOff: true },
   { sql: m003 },
   { sql: m004 },
+  { sql: m005 },
 ]
 
 export function schemaVersion(db: Database): number {

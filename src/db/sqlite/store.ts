@@ -47,7 +47,7 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     tags: sqliteTags(db),
     throttle,
     changes,
-    bulk: sqliteBulk(db),
+    bulk: sqliteBulk(db, changes),
     secret(generated) {
       keepSecret.run(generated)
       return secret.get()!.value
