@@ -4,6 +4,9 @@ import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import type { CommentWriteSql, CommentWrites } from './store.ts'
 
+/** Comment ids are positive int4s on both backends (PostgreSQL's column): any other number names no comment. */
+const isCommentId = (id: number): boolean => Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1
+
 /** A comment is deleted by its author, the article's author, or the operator. */
 export const mayDeleteComment = (actor: Actor, comment: { author_id: number }, article: { author_id: number }): boolean =>
   isAdminOr(actor, comment.author_id, article.author_id)
@@ -42,12 +45,12 @@ export function commentWrites(writes: Writes<CommentWriteSql>): CommentWrites {
       writes.transaction(function* (sql, changed) {
         const a = yield* article(sql, slug)
         // an id of another article's comment is as unknown here as a missing one
-        const c = Number.isSafeInteger(id) ? yield* wait(sql.find(id, a.id)) : null
+        const c = isCommentId(id) ? yield* wait(sql.find(id, a.id)) : null
         yield* removeFound(sql, changed, actor, id, c && { ...c, article: a })
       }),
     deleteById: (actor, id) =>
       writes.transaction(function* (sql, changed) {
-        const c = Number.isSafeInteger(id) ? yield* wait(sql.withArticle(id)) : null
+        const c = isCommentId(id) ? yield* wait(sql.withArticle(id)) : null
         yield* removeFound(sql, changed, actor, id, c)
         return { slug: c!.article.slug }
       }),
