@@ -160,8 +160,105 @@ skipIf(why.sqlitePass).describe('the README’s first steps', () => {
   })
 
   test('Bun is installed in a way that works without root, and the README says why', () => {
-    const first = readme.slice(0, readme.indexOf('## Example session'))
+    const first = readme.slice(0, readme.indexOf('## Example'))
     for (const command of first.matchAll(/^npm install -g .*$/gm)) expect(command[0]).toContain('--prefix ~/.local')
     expect(first).toMatch(/root|EACCES/)
   })
+
+  test('starts with the two commands: one serves on the embedded default, one runs the whole suite', () => {
+    const quick = section('Quick start')
+    const block = /```sh\n([\s\S]*?)```/.exec(quick)?.[1] ?? ''
+    const commands = block.split('\n').filter((l) => l.trim() && !l.trimStart().startsWith('#'))
+    expect(commands).toHaveLength(2)
+    expect(commands[0]).toEndWith('bun run start')
+    expect(commands[1]).toEndWith('bun run test')
+  })
+
+  test('is user documentation: at most 16 KB, the sections a user looks for, in order', () => {
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(16 * 1024)
+    const headings = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]!)
+    const wanted = [
+      'Quick start',
+      'Example',
+      'Configuration',
+      'Deploying',
+      'PostgreSQL',
+      'Scaling out',
+      'Backup, restore and upgrade',
+      'Operating',
+      'Security',
+      'Performance',
+      'Troubleshooting',
+    ]
+    expect(headings.filter((h) => wanted.includes(h))).toEqual(wanted)
+  })
+
+  test('never speaks of the machine it was written on, runs, steps or commits', () => {
+    const banned = [
+      /this machine/i,
+      /\bin this run\b/i,
+      /\bstep \d+/i,
+      /not tested here/i,
+      /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b/,
+      /\bcommit\b/i,
+    ]
+    const lines = readme.split('\n')
+    const found = lines.filter((line) => banned.some((re) => re.test(line)))
+    expect(found).toEqual([])
+  })
+
+  test('the performance summary is one table with its date and machine, and links the details', () => {
+    const perf = section('Performance')
+    expect(perf.split('\n').filter((l) => /^\|---/.test(l))).toHaveLength(1)
+    expect(perf).toMatch(/\b20\d\d-\d\d-\d\d\b/)
+    expect(perf).toMatch(/\d+-core/)
+    expect(perf).toContain('(docs/PERFORMANCE.md)')
+  })
+
+  test('the PostgreSQL example creates the role and the database its URL names', () => {
+    const pg = section('PostgreSQL')
+    const role = /createuser\b[^\n]*?\s([a-z_][a-z0-9_]*)\s*(?:#|$)/m.exec(pg)?.[1]
+    const db = /createdb\b[^\n]*?--owner\s+(\S+)\s+([a-z_][a-z0-9_]*)\s*(?:#|$)/m.exec(pg)
+    const url = /postgres:\/\/([^:@/]+)(?::[^@]*)?@[^/]+\/([a-z_][a-z0-9_]*)/.exec(pg)
+    expect({ role, owner: db?.[1], database: db?.[2] }).toEqual({ role: url?.[1], owner: url?.[1], database: url?.[2] })
+    expect(role).toBeDefined()
+  })
+
+  test('deploying shows the systemd unit, Docker and compose with PostgreSQL and several instances', () => {
+    const deploying = section('Deploying')
+    expect(deploying).toContain('deploy/conduit.service')
+    expect(deploying).toContain('systemctl enable')
+    expect(deploying).toContain('docker build')
+    expect(deploying).toContain('docker compose -f deploy/compose.yml')
+  })
+
+  test('every setting the service reads is in the configuration table', () => {
+    const config = readFileSync(join(ROOT, 'src/config.ts'), 'utf8')
+    const names = [...new Set([...config.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)].map((m) => m[1]!))]
+    expect(names.length).toBeGreaterThan(20)
+    const table = section('Configuration')
+      .split('\n')
+      .filter((l) => l.startsWith('|'))
+    // a row may name a family once: `LOGIN_THROTTLE`, `..._PER_PAIR`
+    const listed = (name: string) =>
+      table.some((row) => row.includes(`\`${name}\``)) ||
+      table.some((row) => {
+        const first = /`([A-Z][A-Z0-9_]*)`/.exec(row)?.[1]
+        return first !== undefined && name.startsWith(`${first}_`) && row.includes(`\`..._${name.slice(first.length + 1)}\``)
+      })
+    expect(names.filter((n) => !listed(n))).toEqual([])
+  })
+
+  test('troubleshooting covers npm losing the global configuration under --prefix', () => {
+    const trouble = section('Troubleshooting')
+    expect(trouble).toContain('--globalconfig')
+    expect(trouble).toContain('SELF_SIGNED_CERT_IN_CHAIN')
+  })
+
+  function section(name: string): string {
+    const start = readme.indexOf(`\n## ${name}\n`)
+    expect(start).toBeGreaterThan(-1)
+    const end = readme.indexOf('\n## ', start + 1)
+    return readme.slice(start, end === -1 ? undefined : end)
+  }
 })
