@@ -149,6 +149,9 @@ skipIf(!prometheus && 'prometheus missing').describe('a real Prometheus', () => 
       const stderr = proc.exitCode === null ? '' : await new Response(proc.stderr).text()
       expect([up[0]?.value[1], stderr]).toEqual(['1', ''])
       expect(requests.map((r) => [r.metric.route, Number(r.value[1]) >= 3])).toEqual([['/api/tags', true]])
+      // the server has run for seconds: the event loop's lag was sampled (every 500 ms)
+      const lag = await query('conduit_event_loop_lag_seconds_count{job="conduit"}')
+      expect(Number(lag[0]?.value[1] ?? 0)).toBeGreaterThan(0)
     } finally {
       if (proc && proc.exitCode === null) {
         proc.kill('SIGTERM')
