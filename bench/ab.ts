@@ -2,6 +2,7 @@
  * bun bench/ab.ts --a BINARY --b BINARY [--size 20000] [--variant mix-1]
  *                 [--rounds 3] [--duration 6] [--warmup 2] [--connections 64]
  *                 [--backend sqlite|postgres] [--pg-url URL]
+ *                 [--a-env K=V]... [--b-env K=V]...
  *
  * Two builds compared under the same traffic, for a change whose effect is
  * smaller than the run-to-run noise of `bun run bench` (where each variant
@@ -13,6 +14,8 @@
  * each measurement gets its own database made from the seeded one (the
  * server's own CPU time then leaves out PostgreSQL's). Prints every
  * measurement and the medians; A/B ratios above 1 mean B is faster.
+ * `--a-env` / `--b-env` (repeatable) add to one side's environment: the same
+ * binary twice, B with a setting on (`--b-env METRICS_TOKEN=x`).
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -35,8 +38,21 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     backend: { type: 'string', default: 'sqlite' },
     'pg-url': { type: 'string', default: DEFAULT_PG_URL },
+    'a-env': { type: 'string', multiple: true, default: [] },
+    'b-env': { type: 'string', multiple: true, default: [] },
   },
 })
+/** `K=V` pairs as an environment. */
+function envOf(pairs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const p of pairs) {
+    const eq = p.indexOf('=')
+    if (eq <= 0) throw new Error(`--a-env / --b-env take K=V, got "${p}"`)
+    out[p.slice(0, eq)] = p.slice(eq + 1)
+  }
+  return out
+}
+const extraEnv = { A: envOf(values['a-env']), B: envOf(values['b-env']) }
 if (!values.a || !values.b) throw new Error('usage: bun bench/ab.ts --a BINARY --b BINARY [--variant mix-1] [--size N] [--rounds N]')
 const ROOT = resolve(import.meta.dir, '..')
 const TMP = join(ROOT, 'bench/tmp')
@@ -83,7 +99,7 @@ async function measure(which: 'A' | 'B') {
   const t0 = performance.now()
   const server = spawn([builds[which]], {
     core: 0,
-    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET },
+    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET, ...extraEnv[which] },
   })
   const rss = rssSampler(server.pid, 100)
   try {
@@ -133,8 +149,12 @@ const med = (k: 'A' | 'B') => ({
 const A = med('A')
 const B = med('B')
 console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles on ${values.backend}, ${values.rounds} rounds`)
+const envNote = (k: 'A' | 'B') =>
+  Object.entries(extraEnv[k])
+    .map(([key, v]) => ` ${key}=${v}`)
+    .join('')
 const line = (k: 'A' | 'B', m: typeof A) =>
-  `${k} ${values[k === 'A' ? 'a' : 'b']}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MB`
+  `${k} ${values[k === 'A' ? 'a' : 'b']}${envNote(k)}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MB`
 console.log(line('A', A))
 console.log(line('B', B))
 console.log(

@@ -11,18 +11,23 @@ import { commentRoutes } from './comments/routes.ts'
 import type { Config } from './config.ts'
 import type { Store } from './db/store.ts'
 import { JSON_CONTENT_TYPE } from './errors.ts'
-import { accessLog, peerAddress } from './http/access-log.ts'
+import { peerAddress } from './http/access-log.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
 import { cors } from './http/cors.ts'
 import { API_PREFIX, compile, fastRoutes, registerRoutes } from './http/dispatch.ts'
-import { docs } from './http/docs.ts'
+import { DOCS_TEMPLATES, docs } from './http/docs.ts'
 import { requestEntry } from './http/entry.ts'
 import { errorEnvelope } from './http/error-envelope.ts'
+import { exits } from './http/exit.ts'
 import { securityHeaders } from './http/headers.ts'
+import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { ResponseCache } from './http/responses.ts'
 import type { Route } from './http/route.ts'
 import { pathOf } from './http/url.ts'
 import { type Logger, silentLogger } from './log.ts'
+import { metricsEndpoint } from './metrics/endpoint.ts'
+import { ROUTE } from './metrics/http.ts'
+import { ServiceMetrics } from './metrics/service.ts'
 import { profileReads } from './profiles/reads.ts'
 import { profileRoutes } from './profiles/routes.ts'
 import { tagRoutes, tagsJson } from './tags/routes.ts'
@@ -51,6 +56,18 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const profiles = profileReads(store, caches)
   const articles = articleReads(store, caches, profiles)
   const comments = commentReads(store, caches, articles, profiles)
+  const loginGuard = loginThrottle(config.loginThrottle, store.throttle)
+  const registrationGuard = registrationThrottle(config.registrationThrottle, store.throttle)
+  const metrics = config.metricsToken
+    ? new ServiceMetrics({
+        backend: store.backend,
+        poolMax: config.databasePoolMax,
+        caches,
+        changes: store.changes.stats,
+        throttles: { login: loginGuard.stats, registration: registrationGuard.stats },
+      })
+    : undefined
+  const ids = requestIds()
 
   /** Every route of the API, per feature: the one declaration each dispatcher is derived from. */
   const features: Record<string, Route[]> = {
@@ -58,8 +75,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
       users: store.users,
       tokens,
       passwords: passwordHasher(config.passwordHash),
-      loginGuard: loginThrottle(config.loginThrottle, store.throttle),
-      registrationGuard: registrationThrottle(config.registrationThrottle, store.throttle),
+      loginGuard,
+      registrationGuard,
       clientAddress: (request) => peerAddress(request, peers.get(request), config.trustProxy),
     }),
     profiles: profileRoutes({ profiles: store.profiles, reads: profiles }),
@@ -71,29 +88,31 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const api = new Elysia({ prefix: API_PREFIX })
   // each feature's routes as one Elysia instance under /api
   const compiled = Object.values(features).flatMap((group) => {
-    const c = compile(group)
+    const c = compile(group, metrics && ((template) => metrics.http.route(template)))
     api.use(registerRoutes(c, { tokens, responses }))
     return c
   })
 
-  const access = accessLog(logger)
+  const exit = exits(logger, metrics?.http)
+  for (const docsPath of DOCS_TEMPLATES) metrics?.http.alias(docsPath, ROUTE.docs)
   const toErrorResponse = errorEnvelope(logger)
   let draining = false
   const app = new Elysia()
-    .use(access.plugin)
+    .use(exit?.framework ?? new Elysia())
     .onRequest(({ request, set }) => {
-      Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
+      const headers = Object.assign(set.headers, securityHeaders(pathOf(request.url)), corsPolicy.headers(request))
+      headers[REQUEST_ID] = ids(request)
       if (request.method === 'OPTIONS') {
-        return access.early(request, corsPolicy.preflight(request, set.headers as Record<string, string>), undefined)
+        exit?.note(request, ROUTE.preflight)
+        return corsPolicy.preflight(request, headers as Record<string, string>)
       }
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes)
     })
     .onParse(async ({ request }) => parseJsonBody(request, config.bodyLimitBytes))
     .onError({ as: 'global' }, (ctx) => {
-      const response = toErrorResponse(ctx)
-      ctx.set.status = response.status // what the access log reports
-      return response
+      exit?.note(ctx.request, (ctx as { route?: string }).route)
+      return toErrorResponse(ctx)
     })
     .mapResponse(({ responseValue, set }) => {
       // Responses, and the fixed pages plugins register (handed over as functions), pass as they are
@@ -114,6 +133,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
       return { status: 'database unavailable' }
     })
     .use(docs(routes))
+    .use(metrics ? metricsEndpoint(config.metricsToken!, metrics) : new Elysia())
     .use(api)
 
   const respond = requestEntry({
@@ -124,7 +144,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     tokens,
     responses,
     cors: corsPolicy,
-    access,
+    exit,
+    requestIds: ids,
     match: fastRoutes(compiled),
     framework: app.handle,
     notePeer: (request, address) => void peers.set(request, address),
@@ -133,6 +154,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   return Object.assign(app, {
     respond,
     caches,
+    /** the metrics, when METRICS_TOKEN is set (server.ts starts the lag probe and links a worker to its siblings) */
+    metrics,
     /** every declared route: the one declaration both dispatchers and the OpenAPI document come from */
     declared: routes,
     /** From now on /ready answers 503: load balancers stop sending new requests before the server stops. */

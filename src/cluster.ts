@@ -2,6 +2,7 @@ import type { Subprocess } from 'bun'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Logger } from './log.ts'
+import { metricsRelay } from './metrics/workers.ts'
 
 /** Set in a worker's environment: its number (1..N). Worker 1 also runs the SQLite checkpointer. */
 export const WORKER_ENV = 'CONDUIT_WORKER'
@@ -57,6 +58,13 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   let killed = 0
   let resolveDone: (code: number) => void = () => {}
   const done = new Promise<number>((r) => (resolveDone = r))
+  // with metrics on, a scraped worker gathers its siblings' figures through this process (metrics/workers.ts)
+  const relay = config.metricsToken
+    ? metricsRelay(
+        (id, message) => workers.get(id)?.proc.send(message),
+        () => [...workers.keys()],
+      )
+    : undefined
 
   const start = (id: number) => {
     // a replacement scheduled before SIGTERM arrived: never started, it would outlive the stop
@@ -76,6 +84,7 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
       stdin: 'ignore',
       stdout: 'inherit',
       stderr: 'inherit',
+      ...(relay ? { ipc: (message: unknown) => relay(id, message) } : {}),
     })
     workers.set(id, { proc, startedAt: Date.now() })
     void proc.exited.then((code) => {

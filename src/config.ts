@@ -58,6 +58,8 @@ export interface Config {
   cacheMb: number
   /** answer plain GETs from caches before the framework (false: every request through it; for diagnosis) */
   fastPath: boolean
+  /** GET /metrics answers with this bearer token; undefined: no /metrics (404) */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {}
@@ -87,6 +89,7 @@ export const defaults: Config = {
   singleInstance: false,
   cacheMb: 90,
   fastPath: true,
+  metricsToken: undefined,
 }
 
 type Env = Record<string, string | undefined>
@@ -141,6 +144,7 @@ export const environment = {
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
   CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90; see the README on memory)',
   FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
+  METRICS_TOKEN: 'serve Prometheus metrics at /metrics to `Authorization: Bearer <this>` (default: unset, no /metrics)',
 } as const
 
 export function loadConfig(env: Env = process.env): Config {
@@ -188,6 +192,10 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('SINGLE_INSTANCE'))) c.singleInstance = boolean('SINGLE_INSTANCE', s)
   if ((s = v('CACHE_MB'))) c.cacheMb = integer('CACHE_MB', s, 1, 65536)
   if ((s = v('FAST_PATH'))) c.fastPath = boolean('FAST_PATH', s)
+  if ((s = v('METRICS_TOKEN'))) {
+    if (/\s/.test(s)) throw new ConfigError('METRICS_TOKEN must not contain spaces')
+    c.metricsToken = s
+  }
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
 }

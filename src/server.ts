@@ -5,7 +5,9 @@ import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { errorResponse } from './errors.ts'
 import { securityHeaders } from './http/headers.ts'
+import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import type { Logger } from './log.ts'
+import { linkWorker } from './metrics/workers.ts'
 
 export interface Running {
   url: string
@@ -16,6 +18,8 @@ export interface Running {
 }
 
 const MAINTENANCE_MS = 60_000
+/** (Bun's error handler is not given the request: its answer gets a new id) */
+const EMPTY = new Request('http://localhost/')
 
 /**
  * Binds the configured address first (a taken port fails before anything
@@ -29,6 +33,8 @@ const MAINTENANCE_MS = 60_000
 export async function serve(config: Config, logger: Logger): Promise<Running> {
   const worker = process.env[WORKER_ENV]
   let app: App | undefined
+  // the answers given before the app exists carry a request id too
+  const ids = requestIds()
   const listen = () =>
     Bun.serve({
       port: config.port,
@@ -41,10 +47,12 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       // a worker of `serve --workers N` shares the port with its siblings
       reusePort: worker !== undefined,
       fetch: (request, server) =>
-        app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1' }),
+        app
+          ? app.respond(request, server)
+          : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1', [REQUEST_ID]: ids(request) }),
       error(error) {
         logger.error('server error', {}, error)
-        return errorResponse(500, { server: ['internal error'] }, securityHeaders('/'))
+        return errorResponse(500, { server: ['internal error'] }, { ...securityHeaders('/'), [REQUEST_ID]: ids(EMPTY) })
       },
     })
   const early = worker === undefined ? listen() : undefined
@@ -71,6 +79,12 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
   }, MAINTENANCE_MS)
   maintenance.unref()
+  const stopLag = app.metrics?.lag.start()
+  if (app.metrics && worker !== undefined && process.send) {
+    const metrics = app.metrics
+    metrics.worker = worker
+    metrics.peers = linkWorker(() => metrics.families())
+  }
 
   const url = `http://${config.host}:${server.port}`
   logger.info('listening', { url, database: store.location, ...(worker ? { worker } : {}) })
@@ -86,6 +100,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         // readiness answers 503 from now on; behind a load balancer, keep serving while it notices
         app!.drain()
         clearInterval(maintenance)
+        stopLag?.()
         if (config.shutdownDelayMs > 0) await Bun.sleep(config.shutdownDelayMs)
         const drained = server.stop(false).then(() => true)
         const timedOut = Bun.sleep(config.shutdownGraceMs).then(() => false)

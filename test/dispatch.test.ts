@@ -34,6 +34,14 @@ const answerOf = async (res: Response): Promise<Answer> => ({
   headers: [...res.headers].filter(([k]) => k !== 'date').sort(([a], [b]) => a.localeCompare(b)),
 })
 
+/**
+ * A request's headers: the token, if any, and a fixed X-Request-Id, which
+ * both paths echo (a new id per answer would differ in every comparison).
+ */
+const asked = (token?: string) => ({
+  headers: { 'x-request-id': 'dispatch-comparison', ...(token ? { authorization: `Token ${token}` } : {}) },
+})
+
 /** Writes the fixture through `call`; returns the article's slug, the users' ids. */
 async function fixture(call: (method: string, path: string, body?: unknown, token?: string) => Promise<{ status: number; body: any }>) {
   const users: Record<string, { token: string; id: number }> = {}
@@ -81,7 +89,7 @@ describe('both dispatchers answer every URL alike', () => {
     const call = async (method: string, path: string, body?: unknown, token?: string) => send(reference, method, path, { body, token })
     const { slug, users } = await fixture(call)
     const ask = async (app: App, url: string, token?: string) =>
-      answerOf(await app.handle(new Request(`http://localhost${url}`, { headers: token ? { authorization: `Token ${token}` } : {} })))
+      answerOf(await app.handle(new Request(`http://localhost${url}`, asked(token))))
 
     const random = mulberry32(7)
     const mismatches: string[] = []
@@ -173,8 +181,7 @@ describe(`two instances on one ${onPostgres ? 'PostgreSQL' : 'SQLite'} database,
       return { status: r.status, body: r.body }
     }
     const { slug, users } = await fixture(call)
-    const ask = async (base: string, url: string, token?: string) =>
-      answerOf(await fetch(`${base}${url}`, { headers: token ? { authorization: `Token ${token}` } : {} }))
+    const ask = async (base: string, url: string, token?: string) => answerOf(await fetch(`${base}${url}`, asked(token)))
     const mismatches: string[] = []
     const urls = urlVariants(slug, 'ann', 'cat')
     for (const url of urls) {

@@ -45,10 +45,17 @@ const refuse = (key: string, message: string, resetAt: number, now: number) => {
 }
 const LOGIN = 'too many failed attempts; try again later'
 
+/** A throttle's figures, for /metrics. */
+export interface ThrottleStats {
+  /** attempts answered 429 */
+  refused: number
+}
+
 export interface LoginGuard {
   /** Counts an attempt as failed until it succeeds; throws a 429 when this (account, address) may not try now. */
   attempt(email: string, address: string): Promise<void>
   succeeded(email: string, address: string): Promise<void>
+  readonly stats: ThrottleStats
 }
 
 /**
@@ -63,15 +70,20 @@ export interface LoginGuard {
  * password checks are still running.
  */
 export function loginThrottle(settings: Config['loginThrottle'], store: ThrottleStore, now: () => number = Date.now): LoginGuard {
-  if (!settings.enabled) return { async attempt() {}, async succeeded() {} }
+  const stats: ThrottleStats = { refused: 0 }
+  if (!settings.enabled) return { async attempt() {}, async succeeded() {}, stats }
   const windowMs = settings.windowSeconds * 1000
   const keysOf = (email: string, address: string) => [digest('pair', email, address), digest('account', email)] as const
   return {
+    stats,
     async attempt(email, address) {
       const t = now()
       const [pair, account] = await store.hit(keysOf(email, address), windowMs, t)
-      if (pair!.hits > settings.perPair) throw refuse('login', LOGIN, pair!.resetAt, t)
-      if (account!.hits > settings.perAccount) throw refuse('login', LOGIN, account!.resetAt, t)
+      const over = pair!.hits > settings.perPair ? pair! : account!.hits > settings.perAccount ? account! : undefined
+      if (over) {
+        stats.refused++
+        throw refuse('login', LOGIN, over.resetAt, t)
+      }
     },
     async succeeded(email, address) {
       const [pair, account] = keysOf(email, address)
@@ -84,6 +96,7 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
 export interface RegistrationGuard {
   /** Counts a registration attempt from `address`; throws a 429 past the limit. */
   attempt(address: string): Promise<void>
+  readonly stats: ThrottleStats
 }
 
 /** Registrations per client address and window (every attempt counts, taken email or not). */
@@ -92,13 +105,18 @@ export function registrationThrottle(
   store: ThrottleStore,
   now: () => number = Date.now,
 ): RegistrationGuard {
-  if (!settings.enabled) return { async attempt() {} }
+  const stats: ThrottleStats = { refused: 0 }
+  if (!settings.enabled) return { async attempt() {}, stats }
   const windowMs = settings.windowSeconds * 1000
   return {
+    stats,
     async attempt(address) {
       const t = now()
       const [w] = await store.hit([digest('register', address)], windowMs, t)
-      if (w!.hits > settings.perAddress) throw refuse('registration', 'too many attempts from this address; try again later', w!.resetAt, t)
+      if (w!.hits > settings.perAddress) {
+        stats.refused++
+        throw refuse('registration', 'too many attempts from this address; try again later', w!.resetAt, t)
+      }
     },
   }
 }

@@ -43,6 +43,9 @@ export class DepCache<K extends string | number, V> {
   private readonly entries = new Map<K, Entry<V>>()
   private bytes = 0
   private seq = 0
+  /** lookups that found a valid value, and those that did not (metrics) */
+  hits = 0
+  misses = 0
 
   constructor(
     private readonly versions: Versions,
@@ -67,11 +70,16 @@ export class DepCache<K extends string | number, V> {
   /** The value if present and still valid. */
   get(key: K): V | undefined {
     const e = this.entries.get(key)
-    if (e === undefined) return undefined
-    if (!this.versions.revalidate(e)) {
-      this.remove(key, e)
+    if (e === undefined) {
+      this.misses++
       return undefined
     }
+    if (!this.versions.revalidate(e)) {
+      this.remove(key, e)
+      this.misses++
+      return undefined
+    }
+    this.hits++
     if (this.seq - e.seq > this.entries.size >> 1) {
       // in the older half: move to the young end
       this.entries.delete(key)

@@ -11,6 +11,8 @@ interface Slot {
   builtAt: number
   /** what it weighs besides its body: key (UTF-16), dependency list, the slot itself */
   weight: number
+  /** what the caller kept with it (the response cache: the route's metrics label) */
+  tag: number
 }
 
 /** Node's Buffer method that writes a string's UTF-8 at an offset (what Buffer#write calls), in Bun as well: no view to allocate per write. */
@@ -45,6 +47,11 @@ export class SlabCache {
   private head = 0
   /** the weight of the slots from `first` on */
   private held = 0
+  /** lookups that found a valid, accepted body, and those that did not (metrics) */
+  hits = 0
+  misses = 0
+  /** the tag kept with the body the latest hit returned */
+  tag = 0
 
   constructor(
     private readonly versions: Versions,
@@ -79,12 +86,21 @@ export class SlabCache {
    */
   get(key: string, accept?: (deps: readonly number[]) => boolean): Uint8Array | undefined {
     const s = this.slots.get(key)
-    if (s === undefined) return undefined
-    if (!this.versions.revalidate(s)) {
-      this.slots.delete(key)
+    if (s === undefined) {
+      this.misses++
       return undefined
     }
-    if (accept !== undefined && !accept(s.deps)) return undefined
+    if (!this.versions.revalidate(s)) {
+      this.slots.delete(key)
+      this.misses++
+      return undefined
+    }
+    if (accept !== undefined && !accept(s.deps)) {
+      this.misses++
+      return undefined
+    }
+    this.hits++
+    this.tag = s.tag
     return this.slab.subarray(s.offset, s.offset + s.length)
   }
 
@@ -94,8 +110,9 @@ export class SlabCache {
    * a view of the slab, to use at once (see get). Pieces are written straight
    * in; when their largest possible size would not fit, they are joined and
    * kept as one string. A body not kept leaves what the key held as it was.
+   * `tag`: a number kept with it, which `tag` holds after a hit.
    */
-  set(key: string, value: Body, deps: readonly number[], builtAt: number): Uint8Array | undefined {
+  set(key: string, value: Body, deps: readonly number[], builtAt: number, tag = 0): Uint8Array | undefined {
     if (!this.versions.valid(builtAt, deps)) return undefined
     const weight = entryOverhead(key, deps)
     const limit = this.slab.byteLength / 4
@@ -123,7 +140,7 @@ export class SlabCache {
     while ((this.slots.size >= this.maxEntries || this.held + weight > this.indexBytes) && this.first < this.ring.length) {
       this.drop(this.pass())
     }
-    const slot: Slot = { key, offset, length, deps, builtAt, weight }
+    const slot: Slot = { key, offset, length, deps, builtAt, weight, tag }
     this.slots.set(key, slot)
     this.ring.push(slot)
     this.held += weight

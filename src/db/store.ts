@@ -21,6 +21,20 @@ import type { Awaitable, Backend } from './types.ts'
 export interface ChangeFeed {
   readonly versions: Versions
   sync(): void | Promise<void>
+  /** what it read, for /metrics */
+  readonly stats: ChangeStats
+}
+
+/** A change feed's figures: plain counters (see ChangeFeed.stats). */
+export interface ChangeStats {
+  /** reads of the change log that found something to read (SQLite) or ran (PostgreSQL) */
+  reads: number
+  /** rows read from the log */
+  rows: number
+  /** times everything cached was dropped (a gap, a pause, an edit by hand, a failed read) */
+  resets: number
+  /** when this process last knew it had read everything committed (Date.now(); 0: never) */
+  upToDateAt: number
 }
 
 /**

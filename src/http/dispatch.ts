@@ -23,12 +23,18 @@ export interface Compiled {
   /** the path the router knows: `/api/articles/:slug` */
   template: string
   readQuery: QueryReader
+  /** its template's label in the metrics (see HttpMetrics.route) */
+  label: number
 }
 
 export const API_PREFIX = '/api'
 
-export function compile(routes: readonly Route[]): Compiled[] {
-  return routes.map((route) => ({ route, template: `${API_PREFIX}${route.path}`, readQuery: queryReader(route.query) }))
+/** `label`: a template's metrics label (none: 0). */
+export function compile(routes: readonly Route[], label: (template: string) => number = () => 0): Compiled[] {
+  return routes.map((route) => {
+    const template = `${API_PREFIX}${route.path}`
+    return { route, template, readQuery: queryReader(route.query), label: label(template) }
+  })
 }
 
 /** The query of a request URL, or '' (every reader takes it without `?`). */
@@ -65,7 +71,7 @@ export function registerRoutes(routes: readonly Compiled[], deps: { tokens: Toke
       const input = { params, query: q.value, body, viewer, request }
       if (r.read) {
         const read = r.read
-        return rawJson(await deps.responses.body(viewer, request.url, q.known, (id) => read.build(input, id)), set)
+        return rawJson(await deps.responses.body(viewer, request.url, q.known, (id) => read.build(input, id), c.label), set)
       }
       return toResponse(await r.handle!(input), set)
     }

@@ -12,6 +12,9 @@ const PAGE = '/swagger'
 const SPEC = '/swagger/json'
 const ASSETS = '/swagger/assets'
 const HTML_CONTENT_TYPE = 'text/html; charset=utf-8'
+/** Every path template the docs answer (metrics count them as one route, `docs`). */
+export const DOCS_TEMPLATES = [SPEC, PAGE, `${ASSETS}/:file`] as const
+
 const assets: Record<string, { path: string; type: string }> = {
   'swagger-ui-bundle.js': { path: bundlePath, type: 'text/javascript; charset=utf-8' },
   'swagger-ui.css': { path: cssPath, type: 'text/css; charset=utf-8' },

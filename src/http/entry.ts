@@ -7,10 +7,11 @@ import type { ChangeFeed } from '../db/store.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { errorResponse, JSON_CONTENT_TYPE, UNAVAILABLE } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import type { AccessLog } from './access-log.ts'
 import type { cors } from './cors.ts'
 import type { FastMatch } from './dispatch.ts'
+import { type Exits, FRAMEWORK } from './exit.ts'
 import { securityHeaders } from './headers.ts'
+import { REQUEST_ID, type RequestIds } from './request-id.ts'
 import type { ResponseCache } from './responses.ts'
 import { canonicalRequest, isApi, pathOf, searchOf } from './url.ts'
 
@@ -22,7 +23,9 @@ interface Deps {
   tokens: Tokens
   responses: ResponseCache
   cors: ReturnType<typeof cors>
-  access: AccessLog
+  /** where every answer leaves (the access log, the metrics), when either is on */
+  exit: Exits | undefined
+  requestIds: RequestIds
   /** the declared read a GET path names (dispatch.ts) */
   match: (path: string) => FastMatch | undefined
   /** the framework's own handler */
@@ -54,14 +57,13 @@ export function requestEntry(d: Deps) {
    * does a read that fails: the route answers it (404, or the error's
    * envelope), but for the database being down, answered here.
    */
-  const cachedAnswer = (request: Request): Response | Promise<Response> | undefined => {
+  const cachedAnswer = (request: Request, t0: number): Response | Promise<Response> | undefined => {
     if (request.method !== 'GET') return undefined
-    const t0 = performance.now()
     let viewer = d.tokens.verified(request.headers.get('authorization') ?? undefined)
     if (viewer === undefined) return undefined
     const url = request.url
     const hit = d.responses.peek(viewer, url)
-    if (hit !== undefined) return ok(request, hit, t0)
+    if (hit !== undefined) return ok(request, hit, d.responses.route, t0)
     const m = d.match(pathOf(url))
     if (m === undefined) return undefined
     const { route, readQuery } = m.compiled
@@ -76,47 +78,57 @@ export function requestEntry(d: Deps) {
     const built = read.cached(input, viewer) ?? read.build(input, viewer)
     const who = viewer
     const keep = q.known
-    if (!(built instanceof Promise)) return ok(request, keep ? d.responses.keep(who, url, built, at) : text(built.value), t0)
+    const label = m.compiled.label
+    if (!(built instanceof Promise)) return ok(request, keep ? d.responses.keep(who, url, built, at, label) : text(built.value), label, t0)
     return built.then(
-      (b) => ok(request, keep ? d.responses.keep(who, url, b, at) : text(b.value), t0),
-      (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e) : d.framework(request)),
+      (b) => ok(request, keep ? d.responses.keep(who, url, b, at, label) : text(b.value), label, t0),
+      (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
     )
   }
-  const ok = (request: Request, body: Uint8Array | string, t0: number) => {
-    const headers = anyOrigin ? anyOriginHeaders : cachedHeaders(request)
-    return d.access.early(request, new Response(body, { headers }), t0)
+  const exit = d.exit
+  const ok = (request: Request, body: Uint8Array | string, label: number, t0: number) => {
+    const response = new Response(body, { headers: anyOrigin ? anyOriginHeaders : cachedHeaders(request) })
+    // on the answer's own copy of the headers (a Response copies those it is given): the shared object stays as it is
+    response.headers.set(REQUEST_ID, d.requestIds(request))
+    return exit ? exit.done(request, response, label, t0) : response
   }
-  const unavailable = (request: Request, e: unknown): Response => {
+  const unavailable = (request: Request, e: unknown, label: number, t0: number): Response => {
     if (!(e instanceof DatabaseUnavailable)) throw e
     d.logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
     const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), ...UNAVAILABLE.headers }
-    return d.access.early(request, errorResponse(503, UNAVAILABLE.errors, headers), undefined)
+    const response = errorResponse(503, UNAVAILABLE.errors, { ...headers, [REQUEST_ID]: d.requestIds(request) })
+    return exit ? exit.done(request, response, label, t0) : response
   }
-
-  const answer = d.config.fastPath
-    ? (request: Request): Response | Promise<Response> => cachedAnswer(request) ?? d.framework(request)
+  // the framework sets the request id itself (app.ts), and its hooks note the route (exit.ts)
+  const framework = exit
+    ? (request: Request, t0: number) => d.framework(request).then((response) => exit.done(request, response, FRAMEWORK, t0))
     : d.framework
 
+  const answer = d.config.fastPath
+    ? (request: Request, t0: number): Response | Promise<Response> => cachedAnswer(request, t0) ?? framework(request, t0)
+    : framework
+
   return (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
+    const t0 = exit ? performance.now() : 0
     const canonical = canonicalRequest(request)
     // the peer address matters to the throttles of login and registration, both POSTs
     if (request.method === 'POST') {
       const peer = server?.requestIP(request)?.address
       if (peer) d.notePeer(canonical, peer)
     }
-    // liveness, readiness and the docs answer without the database's word on what changed
-    if (!isApi(canonical.url)) return answer(canonical)
+    // liveness, readiness, the docs and the metrics answer without the database's word on what changed
+    if (!isApi(canonical.url)) return answer(canonical, t0)
     let synced: void | Promise<void>
     try {
       synced = d.changes.sync()
     } catch (e) {
-      return unavailable(canonical, e)
+      return unavailable(canonical, e, 0, t0)
     }
     if (synced)
       return synced.then(
-        () => answer(canonical),
-        (e) => unavailable(canonical, e),
+        () => answer(canonical, t0),
+        (e) => unavailable(canonical, e, 0, t0),
       )
-    return answer(canonical)
+    return answer(canonical, t0)
   }
 }

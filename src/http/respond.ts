@@ -5,7 +5,6 @@ import { JSON_CONTENT_TYPE } from '../errors.ts'
  * comments, tags), carrying the headers hooks have set (CORS, security).
  */
 export function rawJson(json: string | Uint8Array, set: { headers: unknown; status?: unknown }, status = 200): Response {
-  set.status = status // what the access log reports
   const headers = set.headers as Record<string, string>
   headers['content-type'] = JSON_CONTENT_TYPE
   return new Response(json, { status, headers })

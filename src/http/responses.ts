@@ -2,6 +2,7 @@ import type { Built } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
 import { type Body, text } from '../cache/pieces.ts'
+import type { SlabCache } from '../cache/slab.ts'
 import { pathAndQuery } from './url.ts'
 
 /**
@@ -22,18 +23,23 @@ import { pathAndQuery } from './url.ts'
  * The feed is each viewer's own and never shared.
  */
 export class ResponseCache {
+  /** the metrics label of the route whose body the latest `peek` found (kept with each body: see HttpMetrics) */
+  route = 0
+
   constructor(private readonly caches: Caches) {}
 
   /**
    * The body for `viewer` (null: anonymous) at `url`, built on a miss, and
    * kept when `keep` (a URL whose query names only parameters the route
-   * declares: others would let anyone fill the cache with copies).
+   * declares: others would let anyone fill the cache with copies), with
+   * `route`, its route's metrics label.
    */
   async body(
     viewer: { id: number } | null,
     url: string,
     keep: boolean,
     build: (viewer: number) => Promise<Built<Body>>,
+    route = 0,
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
     // a copy: the caller awaits, and other answers kept meanwhile may write over the slab
@@ -41,18 +47,34 @@ export class ResponseCache {
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(id)
-    if (keep) this.store(id, url, built, at)
+    if (keep) this.store(id, url, built, at, route)
     return text(built.value)
   }
 
-  /** The body `viewer` (0: anonymous) gets at `url`, if cached and still valid: a view of a slab, to use at once (see SlabCache.get). */
+  /**
+   * The body `viewer` (0: anonymous) gets at `url`, if cached and still
+   * valid: a view of a slab, to use at once (see SlabCache.get). On a hit,
+   * `route` is the route label it was kept with.
+   */
   peek(viewer: number, url: string): Uint8Array | undefined {
     const key = cacheKey(url)
-    if (viewer === 0) return this.caches.responses.get(key)
-    const own = this.caches.viewerResponses.get(`${viewer} ${key}`)
-    if (own !== undefined || isOwn(key)) return own
+    const { responses, viewerResponses } = this.caches
+    if (viewer === 0) return this.found(responses, responses.get(key))
+    const own = viewerResponses.get(`${viewer} ${key}`)
+    if (own !== undefined || isOwn(key)) return this.found(viewerResponses, own)
     const flags = this.caches.viewers.get(viewer)
-    return flags && this.caches.responses.get(key, (deps) => showsNone(deps, flags))
+    return (
+      flags &&
+      this.found(
+        responses,
+        responses.get(key, (deps) => showsNone(deps, flags)),
+      )
+    )
+  }
+
+  private found(slab: SlabCache, body: Uint8Array | undefined): Uint8Array | undefined {
+    if (body !== undefined) this.route = slab.tag
+    return body
   }
 
   /**
@@ -61,17 +83,17 @@ export class ResponseCache {
    * and returns it: the bytes kept (a view of a slab, to use at once), or
    * the text when it was not kept.
    */
-  keep(viewer: number, url: string, built: Built<Body>, at = this.caches.versions.clock): Uint8Array | string {
-    return this.store(viewer, url, built, at) ?? text(built.value)
+  keep(viewer: number, url: string, built: Built<Body>, at = this.caches.versions.clock, route = 0): Uint8Array | string {
+    return this.store(viewer, url, built, at, route) ?? text(built.value)
   }
 
   /**
    * Keeps a body built from a read that started at `at`: as the anonymous one
    * when the viewer's flags show nowhere in it. Returns the bytes kept.
    */
-  private store(viewer: number, url: string, built: Built<Body>, at: number): Uint8Array | undefined {
+  private store(viewer: number, url: string, built: Built<Body>, at: number, route: number): Uint8Array | undefined {
     const key = cacheKey(url)
-    if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at)
+    if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at, route)
     if (!isOwn(key)) {
       const flags = this.caches.viewers.get(viewer)
       // valid with the viewer's relations: their flags now are the ones it was built with
@@ -83,10 +105,11 @@ export class ResponseCache {
           built.value,
           built.deps.filter((k) => k !== follows && k !== favorites),
           at,
+          route,
         )
       }
     }
-    return this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at)
+    return this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at, route)
   }
 }
 

@@ -67,6 +67,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       SINGLE_INSTANCE: 'true',
       CACHE_MB: '16',
       FAST_PATH: 'false',
+      METRICS_TOKEN: 'a-scrape-token',
     }
     // every documented variable is given here, so none can be documented and ignored
     expect(Object.keys(env).sort()).toEqual(Object.keys(environment).sort())
@@ -94,7 +95,9 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       singleInstance: true,
       cacheMb: 16,
       fastPath: false,
+      metricsToken: 'a-scrape-token',
     })
+    expect(() => loadConfig({ METRICS_TOKEN: 'two words' })).toThrow('METRICS_TOKEN must not contain spaces')
     expect(loadConfig({ DATABASE_TIMEOUT_SECONDS: '0' }).databaseTimeoutMs).toBe(0)
     expect(() => loadConfig({ DATABASE_TIMEOUT_SECONDS: '-1' })).toThrow('DATABASE_TIMEOUT_SECONDS must be between 0 and 3600, got -1')
   })

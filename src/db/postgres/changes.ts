@@ -1,6 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { EVERYTHING, Versions } from '../../cache/versions.ts'
-import type { ChangeFeed } from '../store.ts'
+import type { ChangeFeed, ChangeStats } from '../store.ts'
 import { guardedTransaction, read, write } from './client.ts'
 
 /**
@@ -72,6 +72,7 @@ const parseSnapshot = (text: string): Snapshot => {
  */
 export class PgChanges implements ChangeFeed {
   readonly versions = new Versions()
+  readonly stats: ChangeStats = { reads: 0, rows: 0, resets: 0, upToDateAt: 0 }
   private last: Snapshot | undefined
   private lastReadAt = 0
   private running: Promise<void> | null = null
@@ -192,21 +193,29 @@ export class PgChanges implements ChangeFeed {
       )
       if (!fresh) {
         // first read, or after a gap in which rows may have been purged unread
-        if (last !== undefined || this.lastReadAt !== 0) this.versions.bumpAll()
+        if (last !== undefined || this.lastReadAt !== 0) {
+          this.versions.bumpAll()
+          this.stats.resets++
+        }
         this.own.clear()
       } else {
-        for (const [seq, keys] of (typeof row.rows === 'string' ? JSON.parse(row.rows) : row.rows) as [string, string][]) {
+        const rows = (typeof row.rows === 'string' ? JSON.parse(row.rows) : row.rows) as [string, string][]
+        for (const [seq, keys] of rows) {
           if (!this.own.delete(seq)) this.versions.bump(keys.split(' ').map(Number))
         }
+        this.stats.rows += rows.length
         this.forgetOldOwn(now)
       }
       this.last = parseSnapshot(row.snapshot)
       this.lastReadAt = now
+      this.stats.reads++
+      this.stats.upToDateAt = now
     } catch (e) {
       // what changed meanwhile is unknown: the next read starts afresh
       this.last = undefined
       this.lastReadAt = -1
       this.versions.bumpAll()
+      this.stats.resets++
       throw e
     }
   }

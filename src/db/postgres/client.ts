@@ -1,5 +1,5 @@
 import { SQL, type TransactionSQL } from 'bun'
-import { DatabaseUnavailable } from '../types.ts'
+import { DatabaseUnavailable, dbStats } from '../types.ts'
 
 export interface ClientOptions {
   /** connections in the pool */
@@ -88,6 +88,7 @@ function withDeadline<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T>
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       over = true
+      dbStats.timeouts++
       reject(new DatabaseUnavailable(new Error(`no answer from PostgreSQL within ${limit} ms`)))
     }, limit)
   })
@@ -134,18 +135,34 @@ const CLOSED_TRIES = 32
  * to connect twice: 503.
  */
 export function read<T>(fn: () => Promise<T>): Promise<T> {
+  dbStats.reads++
   return withDeadline(async (expired) => {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await fn()
-      } catch (e) {
-        if (isTimedOut(e)) throw new DatabaseUnavailable(e)
-        if (!isUnavailable(e)) throw e
-        if (expired() || tries >= (metClosedConnection(e) ? CLOSED_TRIES : 2)) throw new DatabaseUnavailable(e)
-        await new Promise((resolve) => setImmediate(resolve))
+    dbStats.inFlight++
+    try {
+      for (let tries = 1; ; tries++) {
+        try {
+          return await fn()
+        } catch (e) {
+          if (isTimedOut(e)) throw counted(new DatabaseUnavailable(e), e)
+          if (!isUnavailable(e)) throw counted(e, e)
+          if (expired() || tries >= (metClosedConnection(e) ? CLOSED_TRIES : 2)) throw counted(new DatabaseUnavailable(e), e)
+          await new Promise((resolve) => setImmediate(resolve))
+        }
       }
+    } finally {
+      dbStats.inFlight--
     }
   })
+}
+
+/** Counts an error from the database in dbStats (a unique violation is an answer, 422, not an error); returns `thrown`. */
+function counted(thrown: unknown, cause: unknown): unknown {
+  // (rolled back after the deadline, which counted it)
+  if (cause instanceof Abandoned) return thrown
+  if (isTimedOut(cause)) dbStats.timeouts++
+  else if (isUnavailable(cause)) dbStats.unavailable++
+  else if (!isUniqueViolation(cause)) dbStats.errors++
+  return thrown
 }
 
 /**
@@ -158,11 +175,15 @@ export function read<T>(fn: () => Promise<T>): Promise<T> {
  * connection lost before the acknowledgment.
  */
 export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T> {
+  dbStats.writes++
   return withDeadline(async (expired) => {
+    dbStats.inFlight++
     try {
       return await fn(expired)
     } catch (e) {
-      throw isUnavailable(e) || isTimedOut(e) ? new DatabaseUnavailable(e) : e
+      throw counted(isUnavailable(e) || isTimedOut(e) ? new DatabaseUnavailable(e) : e, e)
+    } finally {
+      dbStats.inFlight--
     }
   })
 }

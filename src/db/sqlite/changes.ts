@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { EVERYTHING, Versions } from '../../cache/versions.ts'
-import type { ChangeFeed } from '../store.ts'
+import { dbStats } from '../types.ts'
+import type { ChangeFeed, ChangeStats } from '../store.ts'
 import { ChangeSignal } from './signal.ts'
 
 /** Change-log rows older than this are purged; a process that read nothing for longer drops all its caches. */
@@ -43,6 +44,7 @@ export const SIGNAL_FALLBACK_MS = 1_000
  */
 export class SqliteChanges implements ChangeFeed {
   readonly versions = new Versions()
+  readonly stats: ChangeStats = { reads: 0, rows: 0, resets: 0, upToDateAt: 0 }
   private readonly dataVersion
   private readonly since
   private readonly append
@@ -96,7 +98,16 @@ export class SqliteChanges implements ChangeFeed {
       this.serviceWrote.run()
       return out
     })
-    const out = tx.immediate()
+    dbStats.writes++
+    let out: T
+    try {
+      out = tx.immediate()
+    } catch (e) {
+      const code = String((e as { code?: unknown }).code ?? '')
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) dbStats.busy++
+      else if (!code.startsWith('SQLITE_CONSTRAINT')) dbStats.errors++
+      throw e
+    }
     // committed (a rolled-back row's number is handed out again, so only now is it ours)
     if (seq) this.committed(seq, changed)
     return out
@@ -128,7 +139,10 @@ export class SqliteChanges implements ChangeFeed {
     const now = Date.now()
     const signal = this.signal
     if (signal !== undefined) {
-      if (signal.read() === this.signalSeen && now - this.signalAt < SIGNAL_FALLBACK_MS) return
+      if (signal.read() === this.signalSeen && now - this.signalAt < SIGNAL_FALLBACK_MS) {
+        this.stats.upToDateAt = now
+        return
+      }
       if (now - this.signalAt >= SIGNAL_FALLBACK_MS && !signal.current()) {
         // the file was removed or replaced: map the one the path names now (the others will)
         this.signalFile = ChangeSignal.open(this.location)
@@ -141,7 +155,7 @@ export class SqliteChanges implements ChangeFeed {
       // nobody else committed since the last read: our own rows are the newest
       for (const s of this.own) if (s > this.applied) this.applied = s
       this.own.clear()
-      this.lastSyncAt = now
+      this.lastSyncAt = this.stats.upToDateAt = now
       return
     }
     this.lastSeen = v
@@ -153,12 +167,15 @@ export class SqliteChanges implements ChangeFeed {
     if (byHand || stale || (rows.length && rows[0]!.seq !== this.applied + 1)) {
       // another writer changed rows (which ones is not recorded), or rows this process never read may have been purged
       this.versions.bumpAll()
+      this.stats.resets++
     } else {
       for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(r.keys.split(' ').map(Number))
     }
     if (rows.length) this.applied = rows[rows.length - 1]!.seq
     this.own.clear()
-    this.lastSyncAt = now
+    this.stats.reads++
+    this.stats.rows += rows.length
+    this.lastSyncAt = this.stats.upToDateAt = now
   }
 
   /** Drops change-log rows every process has had time to read. */
