@@ -64,7 +64,7 @@ describe('CORS', () => {
     const methods = headerList(res.headers.get('access-control-allow-methods'))
     for (const m of ['get', 'post', 'put', 'delete']) expect(methods).toContain(m)
     const headers = headerList(res.headers.get('access-control-allow-headers'))
-    for (const h of ['authorization', 'content-type', 'x-requested-with']) expect(headers).toContain(h)
+    for (const h of ['authorization', 'content-type', 'x-requested-with', 'x-request-id']) expect(headers).toContain(h)
   })
 
   test('answers a preflight without touching the route: no 401 on an authenticated route', async () => {
@@ -79,6 +79,8 @@ describe('CORS', () => {
     const res = await app.request('GET', '/api/user', { token: user.token, headers: { origin: ORIGIN } })
     expect(res.status).toBe(200)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
+    // browser code may read the id of the request (a cached answer's headers are checked alike in dispatch.test.ts)
+    expect(res.headers.get('access-control-expose-headers')).toBe('X-Request-Id')
   })
 
   test('puts Access-Control-Allow-Origin on a 201', async () => {
@@ -121,6 +123,7 @@ describe('CORS', () => {
     expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN)
     const get = await app.request('GET', '/api/profiles/nobody', { headers: { origin: ORIGIN } })
     expect(get.headers.get('access-control-allow-origin')).toBe(ORIGIN)
+    expect(get.headers.get('access-control-expose-headers')).toBe('X-Request-Id')
     const other = await app.request('GET', '/api/profiles/nobody', { headers: { origin: 'https://evil.example' } })
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()

@@ -1,7 +1,9 @@
 import type { Config } from '../config.ts'
 
 const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
-const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Origin'
+const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Origin, X-Request-Id'
+// a browser client may read the id it would quote in a bug report (see request-id.ts)
+const EXPOSE_HEADERS = 'X-Request-Id'
 
 /**
  * CORS per the contract: any origin by default, or an allow-list. The headers
@@ -14,7 +16,7 @@ const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Or
  * is the same for every origin, and there is nothing to vary on.
  */
 export function cors(origins: Config['corsOrigins']) {
-  const anyOrigin = Object.freeze({ 'access-control-allow-origin': '*' })
+  const anyOrigin = Object.freeze({ 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSE_HEADERS })
   const notAllowed = Object.freeze({ vary: 'Origin' })
   return {
     /** Shared objects: copy, never mutate. */
@@ -22,7 +24,7 @@ export function cors(origins: Config['corsOrigins']) {
       if (origins === '*') return anyOrigin
       const origin = request.headers.get('origin')
       if (!origin || !origins.includes(origin)) return notAllowed
-      return { 'access-control-allow-origin': origin, vary: 'Origin' }
+      return { 'access-control-allow-origin': origin, 'access-control-expose-headers': EXPOSE_HEADERS, vary: 'Origin' }
     },
     preflight(request: Request, extra: Record<string, string> = {}): Response {
       return new Response(null, {
