@@ -4,6 +4,7 @@ import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { errorResponse } from './errors.ts'
+import { cors } from './http/cors.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import type { Logger } from './log.ts'
@@ -35,6 +36,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   let app: App | undefined
   // the answers given before the app exists carry a request id too
   const ids = requestIds()
+  // and the CORS headers every answer carries (Vary: Origin with an allow-list)
+  const corsPolicy = cors(config.corsOrigins)
   const listen = () =>
     Bun.serve({
       port: config.port,
@@ -49,10 +52,19 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       fetch: (request, server) =>
         app
           ? app.respond(request, server)
-          : errorResponse(503, { server: ['starting'] }, { ...securityHeaders('/'), 'retry-after': '1', [REQUEST_ID]: ids(request) }),
+          : errorResponse(
+              503,
+              { server: ['starting'] },
+              { ...securityHeaders('/'), ...corsPolicy.headers(request), 'retry-after': '1', [REQUEST_ID]: ids(request) },
+            ),
       error(error) {
         logger.error('server error', {}, error)
-        return errorResponse(500, { server: ['internal error'] }, { ...securityHeaders('/'), [REQUEST_ID]: ids(EMPTY) })
+        // no request here: with an allow-list, the headers of an origin not on it (Vary: Origin)
+        return errorResponse(
+          500,
+          { server: ['internal error'] },
+          { ...securityHeaders('/'), ...corsPolicy.headers(EMPTY), [REQUEST_ID]: ids(EMPTY) },
+        )
       },
     })
   const early = worker === undefined ? listen() : undefined

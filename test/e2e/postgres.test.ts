@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { migrations } from '../../src/db/postgres/migrate.ts'
 import { binaryDatabase } from '../support/backend.ts'
 import { tcpProxy } from '../support/tcp-proxy.ts'
-import { api, installBinary, register, runCli, startServer, tempDir, useBinary } from './support.ts'
+import { api, freePort, installBinary, register, runCli, startServer, tempDir, useBinary } from './support.ts'
 import { skipIf, why } from '../support/skip.ts'
 
 /**
@@ -208,6 +208,66 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       proxy.close()
     }
   }, 90_000)
+  test('while the database is not yet open, every answer is 503 "starting" with its request id and the CORS headers (Vary: Origin with an allow-list)', async () => {
+    const db = await binaryDatabase()
+    const url = new URL(db.env.DATABASE_URL!)
+    const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
+    url.host = `127.0.0.1:${proxy.port}`
+    const port = freePort()
+    const ORIGIN = 'https://frontend.example'
+    // the database answers nothing: the process binds its port and waits for it
+    proxy.stall()
+    const starting = startServer(binary(), {
+      port,
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString(), CORS_ORIGINS: ORIGIN },
+    })
+    try {
+      const seen: unknown[] = []
+      for (const [path, origin] of [
+        ['/api/articles', ORIGIN],
+        ['/api/articles', 'https://elsewhere.example'],
+        ['/health', undefined],
+      ] as const) {
+        let res: Response | undefined
+        const until = Date.now() + 10_000
+        while (res === undefined && Date.now() < until) {
+          res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: origin ? { origin } : {} }).catch(() => undefined)
+          if (res === undefined) await Bun.sleep(50)
+        }
+        seen.push({
+          path,
+          origin,
+          status: res?.status,
+          body: await res?.json(),
+          vary: res?.headers.get('vary'),
+          allow: res?.headers.get('access-control-allow-origin'),
+          retry: res?.headers.get('retry-after'),
+          id: /^[0-9a-f]{16}-[0-9a-z]+$/.test(res?.headers.get('x-request-id') ?? ''),
+        })
+      }
+      expect(seen).toEqual(
+        [ORIGIN, 'https://elsewhere.example', undefined].map((origin, i) => ({
+          path: i < 2 ? '/api/articles' : '/health',
+          origin,
+          status: 503,
+          body: { errors: { server: ['starting'] } },
+          vary: 'Origin',
+          allow: origin === ORIGIN ? ORIGIN : null,
+          retry: '1',
+          id: true,
+        })),
+      )
+      proxy.up()
+      const server = await starting
+      expect((await api(server.url, 'GET', '/api/articles')).status).toBe(200)
+      await server.stop()
+    } finally {
+      proxy.up()
+      await starting.then((s) => s.stop()).catch(() => {})
+      proxy.close()
+    }
+  }, 60_000)
+
   const UNAVAILABLE = { errors: { database: ['is unavailable; try again shortly'] } }
   const article = (title: string) => ({ article: { title, description: 'd', body: 'b' } })
 
