@@ -20,8 +20,11 @@ export function metricsEndpoint(token: string, metrics: ServiceMetrics) {
   return new Elysia().get(METRICS_PATH, async ({ request }) => {
     const header = request.headers.get('authorization')
     if (!header) throw refuse('is missing')
-    const [scheme, given = ''] = header.split(' ', 2)
-    if (scheme?.toLowerCase() !== 'bearer' || !timingSafeEqual(sha256(given), expected)) throw refuse('is invalid')
+    // exactly `Bearer <token>`: one space, and nothing after the token
+    const space = header.indexOf(' ')
+    const scheme = space < 0 ? header : header.slice(0, space)
+    const given = space < 0 ? '' : header.slice(space + 1)
+    if (scheme.toLowerCase() !== 'bearer' || !timingSafeEqual(sha256(given), expected)) throw refuse('is invalid')
     return new Response(await metrics.scrape(), { headers: { 'content-type': CONTENT_TYPE } })
   })
 }
