@@ -14,7 +14,7 @@ import { JSON_CONTENT_TYPE } from './errors.ts'
 import { peerAddress } from './http/access-log.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
 import { cors } from './http/cors.ts'
-import { API_PREFIX, compile, fastRoutes, registerRoutes } from './http/dispatch.ts'
+import { compile, fastRoutes, registerRoutes } from './http/dispatch.ts'
 import { DOCS_TEMPLATES, docs } from './http/docs.ts'
 import { requestEntry } from './http/entry.ts'
 import { errorEnvelope } from './http/error-envelope.ts'
@@ -23,7 +23,7 @@ import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { ResponseCache } from './http/responses.ts'
 import type { Route } from './http/route.ts'
-import { pathOf } from './http/url.ts'
+import { API_PREFIX, pathOf } from './http/url.ts'
 import { type Logger, silentLogger } from './log.ts'
 import { metricsEndpoint } from './metrics/endpoint.ts'
 import { ROUTE } from './metrics/http.ts'
@@ -47,7 +47,6 @@ export interface AppOptions {
  */
 export async function createApp({ store, config, logger = silentLogger }: AppOptions) {
   const caches = createCaches(store.changes.versions, config.cacheMb / CACHE_BUDGET_MB)
-  const responses = new ResponseCache(caches)
   const secret = config.jwtSecret ?? (await store.secret(randomBytes(48).toString('base64url')))
   const tokens = createTokens(secret, config.tokenTtlSeconds, store.users, caches)
   const corsPolicy = cors(config.corsOrigins)
@@ -85,6 +84,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     tags: tagRoutes(tagsJson(store.tags, caches.versions)),
   }
   const routes = Object.values(features).flat()
+  const responses = new ResponseCache(caches, routes)
   const api = new Elysia({ prefix: API_PREFIX })
   // each feature's routes as one Elysia instance under /api
   const compiled = Object.values(features).flatMap((group) => {

@@ -486,7 +486,7 @@ describe('SlabCache', () => {
 describe('ResponseCache', () => {
   test('keeps answers only for URLs whose parameters the route knows', async () => {
     const caches = createCaches(new Versions())
-    const cache = new ResponseCache(caches)
+    const cache = new ResponseCache(caches, [])
     let builds = 0
     const build = async () => ({ value: `{"n":${++builds}}`, deps: [] })
     // the route's query reader says whether every parameter is one the route declares
@@ -510,7 +510,7 @@ describe('ResponseCache', () => {
 
   test("a signed-in viewer's answer is kept for that viewer only, and dropped when their relations change", async () => {
     const versions = new Versions()
-    const cache = new ResponseCache(createCaches(versions))
+    const cache = new ResponseCache(createCaches(versions), [])
     let builds = 0
     const build = async (viewer: number) => ({ value: `{"v":${viewer},"n":${++builds}}`, deps: [keys.viewer(viewer)] })
     const body = async (viewer: number, url: string) => {
@@ -529,7 +529,7 @@ describe('ResponseCache', () => {
   test('a viewer whose flags show nowhere in an answer shares the anonymous one; never an answer built while their relations changed', async () => {
     const versions = new Versions()
     const caches = createCaches(versions)
-    const cache = new ResponseCache(caches)
+    const cache = new ResponseCache(caches, [])
     const flags = (followees: number[]) =>
       caches.viewers.set(7, { value: { followees: new Set(followees), favorites: new Set() }, deps: [keys.viewer(7)] }, versions.clock)
     const text = (b: Uint8Array | string | undefined) => (b === undefined || typeof b === 'string' ? b : new TextDecoder().decode(b))

@@ -5,7 +5,7 @@ import { queryReader, type QueryReader } from './query.ts'
 import { rawJson } from './respond.ts'
 import type { ResponseCache } from './responses.ts'
 import type { Reply, Route } from './route.ts'
-import { searchOf } from './url.ts'
+import { API_PREFIX, searchOf } from './url.ts'
 
 /**
  * The two dispatchers, both derived from the route declarations (route.ts):
@@ -26,8 +26,6 @@ export interface Compiled {
   /** its template's label in the metrics (see HttpMetrics.route) */
   label: number
 }
-
-export const API_PREFIX = '/api'
 
 /** `label`: a template's metrics label (none: 0). */
 export function compile(routes: readonly Route[], label: (template: string) => number = () => 0): Compiled[] {

@@ -1,5 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import { API_PREFIX } from './dispatch.ts'
+import { API_PREFIX } from './url.ts'
 import type { ErrorStatus, Route } from './route.ts'
 import { ErrorBody } from './schemas.ts'
 

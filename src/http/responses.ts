@@ -3,7 +3,8 @@ import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
 import { type Body, text } from '../cache/pieces.ts'
 import type { SlabCache } from '../cache/slab.ts'
-import { pathAndQuery } from './url.ts'
+import type { Route } from './route.ts'
+import { API_PREFIX, pathAndQuery } from './url.ts'
 
 /**
  * Finished bodies of successful GETs (article lists, articles, comments,
@@ -20,13 +21,34 @@ import { pathAndQuery } from './url.ts'
  * on most pages, have no flag to show). Every article and user an answer
  * shows is among its dependencies (it is built from them), so those tell
  * which flags could show; the viewer's flags are checked as they are now.
- * The feed is each viewer's own and never shared.
+ * A read that needs a token (the feed) answers each viewer with their own
+ * list: it is never shared, whatever flags show.
  */
 export class ResponseCache {
   /** the metrics label of the route whose body the latest `peek` found (kept with each body: see HttpMetrics) */
   route = 0
+  /** the paths of the reads that need a token, from their declarations */
+  private readonly own: readonly string[]
 
-  constructor(private readonly caches: Caches) {}
+  constructor(
+    private readonly caches: Caches,
+    routes: readonly Route[],
+  ) {
+    this.own = routes
+      .filter((r) => r.method === 'GET' && r.read && r.auth === 'required')
+      .map((r) => {
+        // kept per path with query: a path parameter would need a pattern here
+        if (r.path.includes(':')) throw new Error(`GET ${r.path}: a read that needs a token cannot have path parameters`)
+        return API_PREFIX + r.path
+      })
+  }
+
+  /** Whether the answer at `key` (path with query) is the viewer's own (see `own`). */
+  private isOwn(key: string): boolean {
+    for (const path of this.own)
+      if (key.startsWith(path) && (key.length === path.length || key[path.length] === '?' || key[path.length] === '/')) return true
+    return false
+  }
 
   /**
    * The body for `viewer` (null: anonymous) at `url`, built on a miss, and
@@ -61,7 +83,7 @@ export class ResponseCache {
     const { responses, viewerResponses } = this.caches
     if (viewer === 0) return this.found(responses, responses.get(key))
     const own = viewerResponses.get(`${viewer} ${key}`)
-    if (own !== undefined || isOwn(key)) return this.found(viewerResponses, own)
+    if (own !== undefined || this.isOwn(key)) return this.found(viewerResponses, own)
     const flags = this.caches.viewers.get(viewer)
     return (
       flags &&
@@ -94,7 +116,7 @@ export class ResponseCache {
   private store(viewer: number, url: string, built: Built<Body>, at: number, route: number): Uint8Array | undefined {
     const key = cacheKey(url)
     if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at, route)
-    if (!isOwn(key)) {
+    if (!this.isOwn(key)) {
       const flags = this.caches.viewers.get(viewer)
       // valid with the viewer's relations: their flags now are the ones it was built with
       if (flags && this.caches.versions.valid(at, built.deps) && showsNone(built.deps, flags)) {
@@ -132,10 +154,6 @@ function showsNone(deps: readonly number[], flags: ViewerFlags): boolean {
   }
   return true
 }
-
-/** The feed: a viewer's own list, never the same as anyone else's. */
-const FEED = '/api/articles/feed'
-const isOwn = (key: string) => key.startsWith(FEED) && (key.length === FEED.length || key[FEED.length] === '?' || key[FEED.length] === '/')
 
 /** Keyed by path with query (and viewer, in their slab): the Host header names no different content. */
 const cacheKey = pathAndQuery

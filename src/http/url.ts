@@ -26,10 +26,14 @@ export function searchOf(url: string): string {
   return q < 0 ? '' : url.slice(q + 1)
 }
 
-/** Whether the request is for the API (under /api). */
+/** Where the API's routes are. */
+export const API_PREFIX = '/api'
+
+/** Whether the request is for the API (under API_PREFIX). */
 export function isApi(url: string): boolean {
   const start = pathStart(url)
-  return url.startsWith('/api', start) && (url.length === start + 4 || '/?'.includes(url[start + 4]!))
+  const end = start + API_PREFIX.length
+  return url.startsWith(API_PREFIX, start) && (url.length === end || '/?'.includes(url[end]!))
 }
 
 /**
