@@ -204,8 +204,8 @@ export function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn: (tx:
 
 /**
  * An int4[] column as an array of numbers. Bun's client hands it over as an
- * Int32Array; `Array.from` walks that through the iterator protocol, 10-14x
- * slower than this loop (1,000 ids: 17-20 µs against 1.2-1.4 µs, Bun 1.4.5).
+ * Int32Array; `Array.from` walks that through the iterator protocol, an order
+ * of magnitude slower than this loop (docs/PERFORMANCE.md).
  */
 export function intArray(v: unknown): number[] {
   const from = v as ArrayLike<number>
