@@ -48,6 +48,8 @@ describe('GET /metrics', () => {
       [`Bearer ${TOKEN}x`, 'is invalid'],
       [`Bearer ${TOKEN.slice(0, -1)}`, 'is invalid'],
       ['Bearer wrong', 'is invalid'],
+      [`Bearer ${TOKEN} junk`, 'is invalid'],
+      [`Bearer  ${TOKEN}`, 'is invalid'],
     ] as const) {
       const res = await scrape(app, authorization)
       expect([authorization, res.status, res.body]).toEqual([authorization, 401, { errors: { token: [message] } }])
@@ -134,6 +136,45 @@ describe('GET /metrics', () => {
       )
     expect(statuses).toEqual([401, 401, 429, 429])
     expect(await refusals()).toBe(2)
+  })
+
+  test('counts registration throttle refusals', async () => {
+    const app = await testApp({ ...cheap, metricsToken: TOKEN, registrationThrottle: { enabled: true, perAddress: 2, windowSeconds: 60 } })
+    const refusals = async () => sample((await scrape(app)).text, 'conduit_throttle_refusals_total', 'throttle="registration"')
+    expect(await refusals()).toBe(0)
+    const statuses: number[] = []
+    for (const name of ['ra', 'rb', 'rc', 'rd'])
+      statuses.push(
+        (
+          await app.request('POST', '/api/users', {
+            body: { user: { username: name, email: `${name}@example.com`, password: 'password123' } },
+          })
+        ).status,
+      )
+    expect(statuses).toEqual([201, 201, 429, 429])
+    expect(await refusals()).toBe(2)
+    expect(sample((await scrape(app)).text, 'conduit_throttle_refusals_total', 'throttle="login"')).toBe(0)
+  })
+
+  test('counts database writes and their failures', async () => {
+    const app = await testApp({ ...cheap, metricsToken: TOKEN })
+    const { token, slug } = await withArticle(app)
+    const before = (await scrape(app)).text
+    const writes = (t: string) => sample(t, 'conduit_db_operations_total', 'kind="write"')
+    for (let i = 0; i < 3; i++) expect((await app.request('POST', `/api/articles/${slug}/favorite`, { token })).status).toBe(200)
+    let after = (await scrape(app)).text
+    // three write transactions (the second and third change nothing, but run)
+    expect(writes(after) - writes(before)).toBe(3)
+    // (the figures are the process's: other tests in this process may have counted before)
+    const errors = (t: string) => sample(t, 'conduit_db_errors_total', 'reason="other"')
+    expect(errors(after) - errors(before)).toBe(0)
+    expect(sample(after, 'conduit_db_pool_max_connections')).toBe(app.store.backend === 'postgres' ? app.config.databasePoolMax : 0)
+    // a fault under a write: counted as an error of kind other (answered 500)
+    await app.db.run('DROP TABLE favorites')
+    const failed = await app.request('DELETE', `/api/articles/${slug}/favorite`, { token, allow500: true })
+    expect(failed.status).toBe(500)
+    after = (await scrape(app)).text
+    expect(errors(after) - errors(before)).toBe(1)
   })
 
   skipIf(!promtool && 'promtool missing').test('passes promtool check metrics', async () => {

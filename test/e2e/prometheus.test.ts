@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { binaryDatabase } from '../support/backend.ts'
 import { skipIf } from '../support/skip.ts'
-import { freePort, type Server, startServer, tempDir, useBinary, withTimeout } from './support.ts'
+import { api, freePort, register, type Server, startServer, tempDir, twoInstances, useBinary, withTimeout } from './support.ts'
 
 /**
  * /metrics of the compiled binary as Prometheus sees it: Debian's
@@ -65,6 +65,35 @@ skipIf(!promtool && 'promtool missing').test(
   },
   60_000,
 )
+
+test('two instances on one database: what one writes, the other reads from the change log, and counts', async () => {
+  const { a, b } = await twoInstances(binary(), { METRICS_TOKEN: TOKEN })
+  try {
+    const value = (text: string, name: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+      return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1))
+    }
+    const user = await register(a.url)
+    expect((await api(b.url, 'GET', '/api/articles')).status).toBe(200)
+    const before = await scrape(b)
+    for (const title of ['One', 'Two', 'Three'])
+      expect(
+        (await api(a.url, 'POST', '/api/articles', { token: user.token, body: { article: { title, description: 'd', body: 'b' } } }))
+          .status,
+      ).toBe(201)
+    const list = await api(b.url, 'GET', '/api/articles')
+    expect(list.body.articlesCount).toBe(3)
+    const after = await scrape(b)
+    expect(value(after, 'conduit_changes_reads_total') - value(before, 'conduit_changes_reads_total')).toBeGreaterThanOrEqual(1)
+    // each creation is one row of the log, read by b
+    expect(value(after, 'conduit_changes_rows_total') - value(before, 'conduit_changes_rows_total')).toBe(3)
+    expect(value(after, 'conduit_changes_resets_total')).toBe(value(before, 'conduit_changes_resets_total'))
+    expect(value(after, 'conduit_changes_behind_seconds')).toBeLessThan(5)
+  } finally {
+    await a.stop()
+    await b.stop()
+  }
+}, 60_000)
 
 describe('serve --workers 2', () => {
   test("one scrape carries every worker's figures, each labelled with its worker", async () => {
