@@ -70,6 +70,13 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
       const list = await api(s.url, 'GET', comments, { token: reader.token })
       expect(list.body.comments.map((c: { id: number }) => c.id)).toEqual([c2.id])
     })
+
+    await said(['articles', 'delete', keep.slug, '--json'], JSON.stringify({ slug: keep.slug, deleted: true }))
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', `/api/articles/${keep.slug}`, { token: reader.token })).status).toBe(404)
+      expect((await api(s.url, 'GET', comments, { token: reader.token })).status).toBe(404)
+      expect((await api(s.url, 'GET', `/api/articles?tag=${tag}`)).body.articlesCount).toBe(0)
+    })
   }, 60_000)
 
   test('users lock: tokens refused (401) on each instance at once, login 403 after the right password only; unlock', async () => {
@@ -91,6 +98,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     await said(['users', 'lock', lou.username, '--json'], JSON.stringify({ username: lou.username, locked: true, changed: false }))
 
     await said(['users', 'unlock', lou.username], `unlocked ${lou.username}: it may log in again`)
+    await said(['users', 'unlock', lou.username, '--json'], JSON.stringify({ username: lou.username, locked: false, changed: false }))
     await each(async (s) => {
       const again = await login(s.url, lou, lou.password)
       expect(again.status).toBe(200)
@@ -115,32 +123,64 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
       expect(fresh.status).toBe(200)
       expect((await api(s.url, 'GET', '/api/user', { token: fresh.body.user.token })).status).toBe(200)
     })
+    const second = (await login(a.url, pat, 'a new password')).body.user.token as string
+    await warm('/api/user', second, 3)
+    await said(
+      ['users', 'password', pat.username, '--json'],
+      JSON.stringify({ username: pat.username, passwordChanged: true }),
+      'a third password\n',
+    )
+    await each(async (s) => {
+      expect((await api(s.url, 'GET', '/api/user', { token: second })).status).toBe(401)
+      expect((await login(s.url, pat, 'a new password')).status).toBe(401)
+      expect((await login(s.url, pat, 'a third password')).status).toBe(200)
+    })
   }, 60_000)
 
-  test('users delete: refused for an author without --with-content (nothing deleted); with it, gone from every answer', async () => {
+  test('users delete: refused for an author without --with-content (nothing deleted); with it, gone from every answer, every count corrected', async () => {
     const [spammer, fan] = [await register(a.url), await register(b.url)]
     const tag = `s${Date.now().toString(36)}`
     const made = (await api(a.url, 'POST', '/api/articles', { token: spammer.token, body: article(`Buy ${tag}`, [tag]) })).body.article
+    const fans = (await api(b.url, 'POST', '/api/articles', { token: fan.token, body: article(`Real ${tag}`) })).body.article
+    const fanComments = `/api/articles/${fans.slug}/comments`
     expect((await api(b.url, 'POST', `/api/articles/${made.slug}/favorite`, { token: fan.token })).status).toBe(200)
     expect((await api(b.url, 'POST', `/api/profiles/${spammer.username}/follow`, { token: fan.token })).status).toBe(200)
-    const watched = ['/api/articles', '/api/tags', `/api/articles/${made.slug}`, `/api/profiles/${spammer.username}`, '/api/articles/feed']
+    // what the spammer did to others: a favorite, a follow, two comments
+    expect((await api(a.url, 'POST', `/api/articles/${fans.slug}/favorite`, { token: spammer.token })).status).toBe(200)
+    expect((await api(a.url, 'POST', `/api/profiles/${fan.username}/follow`, { token: spammer.token })).status).toBe(200)
+    for (const body of ['cheap', 'watches'])
+      expect((await api(a.url, 'POST', fanComments, { token: spammer.token, body: { comment: { body } } })).status).toBe(200)
+    const own = (await api(b.url, 'POST', fanComments, { token: fan.token, body: { comment: { body: 'mine' } } })).body.comment
+    const watched = [
+      '/api/articles',
+      '/api/tags',
+      `/api/articles/${made.slug}`,
+      `/api/articles/${fans.slug}`,
+      fanComments,
+      `/api/profiles/${spammer.username}`,
+      `/api/articles?author=${fan.username}`,
+      '/api/articles/feed',
+    ]
     for (const p of watched) await warm(p, fan.token)
+    await warm(`/api/articles/${fans.slug}`)
     await warm('/api/user', spammer.token)
+    expect((await api(a.url, 'GET', `/api/articles/${fans.slug}`)).body.article.favoritesCount).toBe(1)
     const before = (await api(a.url, 'GET', '/api/articles')).body.articlesCount as number
 
     const refused = await admin(['users', 'delete', spammer.username])
     expect(refused).toMatchObject({ code: 2, stdout: '' })
     expect(refused.stderr).toBe(
-      `conduit: admin users delete: ${spammer.username} wrote 1 article and 0 comments; nothing deleted: add --with-content to delete them with the account\n`,
+      `conduit: admin users delete: ${spammer.username} wrote 1 article and 2 comments; nothing deleted: add --with-content to delete them with the account\n`,
     )
     await each(async (s) => {
       expect((await api(s.url, 'GET', `/api/articles/${made.slug}`)).status).toBe(200)
+      expect((await api(s.url, 'GET', fanComments, { token: fan.token })).body.comments).toHaveLength(3)
       expect((await api(s.url, 'GET', '/api/user', { token: spammer.token })).status).toBe(200)
     })
 
     await said(
-      ['users', 'delete', spammer.username, '--with-content'],
-      `deleted the account ${spammer.username}, with 1 article, 0 comments, 0 favorites and 1 follow`,
+      ['users', 'delete', spammer.username, '--with-content', '--json'],
+      JSON.stringify({ username: spammer.username, deleted: true, articles: 1, comments: 2, favorites: 1, follows: 2 }),
     )
     await each(async (s) => {
       expect((await api(s.url, 'GET', `/api/articles/${made.slug}`, { token: fan.token })).status).toBe(404)
@@ -148,8 +188,25 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
       expect((await api(s.url, 'GET', '/api/articles', { token: fan.token })).body.articlesCount).toBe(before - 1)
       expect((await api(s.url, 'GET', '/api/tags', { token: fan.token })).body.tags).not.toContain(tag)
       expect((await api(s.url, 'GET', '/api/articles/feed', { token: fan.token })).body.articlesCount).toBe(0)
+      // the fan's article: the spammer's favorite and comments gone, counted as such, anonymous or signed in
+      for (const token of [undefined, fan.token]) {
+        expect((await api(s.url, 'GET', `/api/articles/${fans.slug}`, { token })).body.article.favoritesCount).toBe(0)
+        const listed = (await api(s.url, 'GET', `/api/articles?author=${fan.username}`, { token })).body.articles
+        expect(listed.map((x: { favoritesCount: number }) => x.favoritesCount)).toEqual([0])
+      }
+      const left = (await api(s.url, 'GET', fanComments, { token: fan.token })).body.comments
+      expect(left.map((c: { id: number }) => c.id)).toEqual([own.id])
       expect((await api(s.url, 'GET', '/api/user', { token: spammer.token })).status).toBe(401)
     })
+
+    // an account that wrote nothing goes without the flag; the line says what went with it
+    const quiet = await register(b.url)
+    expect((await api(b.url, 'POST', `/api/profiles/${fan.username}/follow`, { token: quiet.token })).status).toBe(200)
+    await said(
+      ['users', 'delete', quiet.username],
+      `deleted the account ${quiet.username}, with 0 articles, 0 comments, 0 favorites and 1 follow`,
+    )
+    await each(async (s) => expect((await api(s.url, 'GET', `/api/profiles/${quiet.username}`)).status).toBe(404))
   }, 60_000)
 
   test('users list and users show: what an operator reads, never a password hash', async () => {
@@ -189,6 +246,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
       [['users', 'show', 'nobody-here'], 1, `admin users show: no user "nobody-here"${where}`],
       [['users', 'lock', 'nobody-here'], 1, `admin users lock: no user "nobody-here"${where}`],
       [['users', 'unlock', 'nobody-here'], 1, `admin users unlock: no user "nobody-here"${where}`],
+      [['users', 'password', 'nobody-here'], 1, `admin users password: no user "nobody-here"${where}`],
       [['users', 'delete', 'nobody-here', '--with-content'], 1, `admin users delete: no user "nobody-here"${where}`],
       [['articles', 'delete', 'no-such-article'], 1, `admin articles delete: no article "no-such-article"${where}`],
       [['comments', 'delete', '987654321'], 1, `admin comments delete: no comment 987654321${where}`],
@@ -261,7 +319,7 @@ skipIf(why.sqliteOnly).describe('conduit admin against serve --workers 2 (SQLite
     return [...seen]
   }
 
-  test('users lock and articles delete: the next request to either worker answers them', async () => {
+  test('every command that writes: the next request to either worker answers it', async () => {
     const dir = tempDir()
     const file = join(dir, 'workers.db')
     const server = await startServer(binary(), {
@@ -280,8 +338,39 @@ skipIf(why.sqliteOnly).describe('conduit admin against serve --workers 2 (SQLite
       expect(locked).toMatchObject({ code: 0, stderr: '' })
       expect(await statuses(24, `${server.url}/api/user`, lou.token)).toEqual([401])
 
-      const deleted = await runCli(binary(), ['admin', 'articles', 'delete', made.body.article.slug, '--db', file])
-      expect(deleted).toMatchObject({ code: 0, stderr: '' })
+      const admin = async (args: string[], stdin?: string) =>
+        expect(await runCli(binary(), ['admin', ...args, '--db', file], { stdin })).toMatchObject({ code: 0, stderr: '' })
+      await admin(['users', 'unlock', lou.username])
+      const again = await login(server.url, lou, lou.password)
+      expect(again.status).toBe(200)
+      expect(await statuses(24, `${server.url}/api/user`, again.body.user.token)).toEqual([200])
+      await admin(['users', 'password', lou.username], 'another password\n')
+      expect(await statuses(24, `${server.url}/api/user`, again.body.user.token)).toEqual([401])
+
+      const commentsUrl = `${articleUrl}/comments`
+      const comment = await api(server.url, 'POST', `/api/articles/${made.body.article.slug}/comments`, {
+        token: reader.token,
+        body: { comment: { body: 'hi' } },
+      })
+      expect(comment.status).toBe(200)
+      const count = async () => {
+        const seen = new Set<number>()
+        for (let i = 0; i < 24; i++) {
+          const res = await fetch(commentsUrl, { headers: { connection: 'close' }, signal: AbortSignal.timeout(5_000) })
+          seen.add(((await res.json()) as { comments: unknown[] }).comments.length)
+        }
+        return [...seen]
+      }
+      expect(await count()).toEqual([1])
+      await admin(['comments', 'delete', String(comment.body.comment.id)])
+      expect(await count()).toEqual([0])
+
+      const profileUrl = `${server.url}/api/profiles/${lou.username}`
+      expect(await statuses(24, profileUrl)).toEqual([200])
+      await admin(['users', 'delete', lou.username])
+      expect(await statuses(24, profileUrl)).toEqual([404])
+
+      await admin(['articles', 'delete', made.body.article.slug])
       expect(await statuses(24, articleUrl)).toEqual([404])
     } finally {
       await server.stop()
