@@ -106,6 +106,10 @@ const STEPS: Step[] = [
   { label: 'follow', status: 200, run: (w) => as(w, w.ann, 'POST', `/api/profiles/${w.jake.username}/follow`) },
   { label: 'follow again', status: 200, run: (w) => as(w, w.ann, 'POST', `/api/profiles/${w.jake.username}/follow`) },
   { label: 'unfollow a stranger', status: 200, run: (w) => as(w, w.bob, 'DELETE', `/api/profiles/${w.jake.username}/follow`) },
+  { label: 'bob follows', status: 200, run: (w) => as(w, w.bob, 'POST', `/api/profiles/${w.ann.username}/follow`) },
+  { label: 'bob unfollows', status: 200, run: (w) => as(w, w.bob, 'DELETE', `/api/profiles/${w.ann.username}/follow`) },
+  { label: 'follow yourself', status: 422, run: (w) => as(w, w.bob, 'POST', `/api/profiles/${w.bob.username}/follow`) },
+  { label: 'unfollow yourself', status: 422, run: (w) => as(w, w.bob, 'DELETE', `/api/profiles/${w.bob.username}/follow`) },
   {
     label: 'create with tags',
     status: 201,
@@ -200,6 +204,11 @@ skipIf(why.postgresOnly).describe('change keys (compares SQLite with PostgreSQL,
       expect({ refused, keys: of.get(refused) }).toEqual({ refused, keys: [] })
     }
     expect(of.get('follow')).toEqual([String(keys.viewer(2))])
+    // bob (3) follows ann, then unfollows: his relations change both times; following yourself is refused, with no keys
+    expect(of.get('bob follows')).toEqual([String(keys.viewer(3))])
+    expect(of.get('bob unfollows')).toEqual([String(keys.viewer(3))])
+    for (const refused of ['follow yourself', 'unfollow yourself'])
+      expect({ refused, keys: of.get(refused) }).toEqual({ refused, keys: [] })
     expect(of.get('favorite')).toEqual([[keys.article(1), keys.favoritesOf(2), keys.favoritedBy('ann')].join(' ')])
     expect(of.get('ADMIN deletes a comment')).toEqual([String(keys.comments(1))])
     for (const none of ['ADMIN locks it again', 'lock: not ADMIN', 'ADMIN deletes an author without content']) {
