@@ -4,9 +4,10 @@ import { type App, createApp } from '../src/app.ts'
 import { signToken } from '../src/auth/jwt.ts'
 import { mulberry32 } from '../src/random.ts'
 import { send, testConfig } from './support/app.ts'
+import { checkAnswer } from './support/contract.ts'
 import { binaryDatabase, onPostgres, testDatabase } from './support/backend.ts'
 import { FIXTURE_TAGS, urlVariants } from './support/url-variants.ts'
-import { api, type Server, startServer, tempDir, useBinary } from './e2e/support.ts'
+import { api, declarations, type Server, startServer, tempDir, useBinary } from './e2e/support.ts'
 
 /**
  * One declaration per route, two dispatchers: a plain GET may be answered
@@ -106,6 +107,8 @@ describe('both dispatchers answer every URL alike', () => {
       for (const [who, token] of viewers) {
         const t = token()
         const expected = await ask(reference, url, t)
+        // the answer agrees with its route's declaration (status, schema); the others must equal it
+        checkAnswer(reference.declared, 'GET', new URL(url, 'http://localhost').href, expected.status, expected.body)
         for (const [name, app] of [
           ['fast A', fastA],
           ['fast B', fastB],
@@ -175,12 +178,16 @@ describe(`two instances on one ${onPostgres ? 'PostgreSQL' : 'SQLite'} database,
     await off?.stop()
   })
 
-  test('every URL variant answers the same from both, for three viewers, first requests and again', async () => {
-    const call = async (method: string, path: string, body?: unknown, token?: string) => {
+  /** the fixture, written once through the instance without the fast path */
+  let made: Promise<Awaited<ReturnType<typeof fixture>>> | undefined
+  const written = () =>
+    (made ??= fixture(async (method, path, body, token) => {
       const r = await api(off.url, method, path, { body, token })
       return { status: r.status, body: r.body }
-    }
-    const { slug, users } = await fixture(call)
+    }))
+
+  test('every URL variant answers the same from both, for three viewers, first requests and again', async () => {
+    const { slug, users } = await written()
     const ask = async (base: string, url: string, token?: string) => answerOf(await fetch(`${base}${url}`, asked(token)))
     const mismatches: string[] = []
     const urls = urlVariants(slug, 'ann', 'cat')
@@ -195,6 +202,7 @@ describe(`two instances on one ${onPostgres ? 'PostgreSQL' : 'SQLite'} database,
         const first = urls.indexOf(url) % 2 ? on : off
         const second = first === on ? off : on
         const a = await ask(first.url, url, t)
+        checkAnswer(await declarations(), 'GET', new URL(url, first.url).href, a.status, a.body)
         const b = await ask(second.url, url, t)
         const again = await ask(on.url, url, t)
         for (const [what, got] of [
@@ -208,4 +216,77 @@ describe(`two instances on one ${onPostgres ? 'PostgreSQL' : 'SQLite'} database,
     }
     expect(mismatches.slice(0, 5)).toEqual([])
   }, 120_000)
+
+  test('dot segments sent raw (as curl --path-as-is does; fetch would resolve them first) answer the same from both', async () => {
+    const { slug, users } = await written()
+    const paths = [
+      `/api/articles/./${slug}`,
+      `/api/articles/x/../${slug}`,
+      `/api/articles/%2e/${slug}`,
+      `/api/articles/%2E%2E/articles/${slug}`,
+      `/api/./articles/${slug}/comments`,
+      '/api/./tags',
+      '/api/articles/../tags',
+      '/api/../api/tags',
+      '/./api/articles?limit=2',
+      '/api/articles/./?limit=2',
+      '/api/articles/feed/.',
+      '/api/profiles/./ann',
+      '/api/profiles/ann/..',
+    ]
+    const mismatches: string[] = []
+    const statuses = new Set<number>()
+    for (const path of paths) {
+      for (const token of [undefined, newToken(users.cat!.id)]) {
+        const a = await rawGet(off.port, path, token)
+        const b = await rawGet(on.port, path, token)
+        const again = await rawGet(on.port, path, token)
+        statuses.add(a.status)
+        for (const got of [b, again])
+          if (JSON.stringify(got) !== JSON.stringify(a)) mismatches.push(`${path}\n  ${JSON.stringify(a)}\n  ${JSON.stringify(got)}`)
+      }
+    }
+    expect(mismatches.slice(0, 5)).toEqual([])
+    // the paths were really sent as written: not every one of them is a plain 200
+    expect(statuses.size).toBeGreaterThan(1)
+  }, 60_000)
 })
+
+/** A GET whose request line carries `path` exactly as given (no URL resolution), over a connection of its own. */
+async function rawGet(port: number, path: string, token?: string): Promise<Answer> {
+  const chunks: Buffer[] = []
+  const { promise, resolve, reject } = Promise.withResolvers<void>()
+  const socket = await Bun.connect({
+    hostname: '127.0.0.1',
+    port,
+    socket: {
+      data: (_s, data) => void chunks.push(Buffer.from(data)),
+      close: () => resolve(),
+      error: (_s, e) => reject(e),
+    },
+  })
+  const lines = [`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close', 'X-Request-Id: dispatch-comparison']
+  if (token) lines.push(`Authorization: Token ${token}`)
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`)
+  await promise
+  const raw = Buffer.concat(chunks).toString('latin1')
+  const end = raw.indexOf('\r\n\r\n')
+  const [statusLine = '', ...headerLines] = raw.slice(0, end).split('\r\n')
+  const headers = headerLines
+    .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()] as [string, string])
+    .filter(([k]) => k !== 'date')
+    .sort(([a], [b]) => a.localeCompare(b))
+  let body = raw.slice(end + 4)
+  if (headers.some(([k, v]) => k === 'transfer-encoding' && v === 'chunked')) {
+    let out = ''
+    for (let at = 0; ; ) {
+      const eol = body.indexOf('\r\n', at)
+      const size = Number.parseInt(body.slice(at, eol), 16)
+      if (!size) break
+      out += body.slice(eol + 2, eol + 2 + size)
+      at = eol + 2 + size + 2
+    }
+    body = out
+  }
+  return { status: Number(statusLine.split(' ')[1]), body: Buffer.from(body, 'latin1').toString('utf8'), headers }
+}

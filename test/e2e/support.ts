@@ -359,7 +359,7 @@ export interface ApiResponse {
 
 /** The route declarations answers are checked against: those of an app built once in this process (the binary is built from the same code). */
 let declared: Promise<readonly Route[]> | undefined
-const declarations = () =>
+export const declarations = () =>
   (declared ??= (async () => {
     const db = openDatabase(':memory:')
     migrate(db)
