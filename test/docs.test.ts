@@ -161,7 +161,11 @@ skipIf(why.sqlitePass).describe('the README’s first steps', () => {
 
   test('Bun is installed in a way that works without root, and the README says why', () => {
     const first = readme.slice(0, readme.indexOf('## Example'))
-    for (const command of first.matchAll(/^npm install -g .*$/gm)) expect(command[0]).toContain('--prefix ~/.local')
+    for (const command of first.matchAll(/^npm install -g .*$/gm)) {
+      expect(command[0]).toContain('--prefix ~/.local')
+      // --prefix alone would drop the system's npm settings (a site's registry or CA)
+      expect(command[0]).toContain('--globalconfig "$(npm config get globalconfig)"')
+    }
     expect(first).toMatch(/root|EACCES/)
   })
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, expect, test } from 'bun:test'
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { cleanup, tempDir } from './e2e/support.ts'
 import { skipIf, why } from './support/skip.ts'
 
@@ -80,4 +80,72 @@ skipIf(why.sqlitePass).describe('installing the dependencies', () => {
     },
     30_000,
   )
+})
+
+/**
+ * The README's first command exactly as written, in a copy of the repository
+ * with nothing installed, for whoever runs the suite (CI: a user who is not
+ * root) with a home directory of its own: Bun from npm into ~/.local, the
+ * dependencies, then the service from source on the embedded database. Its
+ * address is the only thing changed (PORT and HOST, which it reads). CI runs
+ * the second command as written too (.ci/run).
+ */
+skipIf(why.sqlitePass || (!npm && 'npm missing')).describe("the README's first command", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const quick = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1] ?? ''
+  const [serve] = quick.split('\n').filter((l) => l.trim() && !l.trimStart().startsWith('#'))
+
+  test('installs Bun and the dependencies as this user, and serves the API, the docs and a new ./conduit.db', async () => {
+    expect(serve).toEndWith('bun run start')
+    const dir = tempDir('conduit-readme-')
+    const home = join(dir, 'home')
+    const app = join(dir, 'conduit')
+    mkdirSync(home)
+    mkdirSync(app)
+    // the files of the repository as they are (what a clone of them would hold), none of what an install adds
+    const files = Bun.spawnSync({ cmd: ['git', 'ls-files', '-z'], cwd: ROOT, stdout: 'pipe' })
+      .stdout.toString()
+      .split('\0')
+    for (const f of files.filter(Boolean)) {
+      if (!existsSync(join(ROOT, f))) continue
+      mkdirSync(dirname(join(app, f)), { recursive: true })
+      copyFileSync(join(ROOT, f), join(app, f))
+    }
+    const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const port = listener.port
+    listener.stop(true)
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    }
+    // a site's CA bundle for Node (npm), when the environment names one
+    if (process.env.NODE_EXTRA_CA_CERTS) env.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS
+    // its own session: the shell, bun run and the server go together at the end
+    const proc = Bun.spawn({ cmd: ['setsid', 'bash', '-c', serve!], cwd: app, env, stdout: 'pipe', stderr: 'pipe' })
+    const out = new Response(proc.stdout).text()
+    const err = new Response(proc.stderr).text()
+    try {
+      let tags: Response | undefined
+      const until = Date.now() + 240_000
+      while (!tags && Date.now() < until && proc.exitCode === null) {
+        tags = await fetch(`http://127.0.0.1:${port}/api/tags`).catch(() => undefined)
+        if (!tags) await Bun.sleep(250)
+      }
+      if (!tags) throw new Error(`the first command did not serve (exit ${proc.exitCode})\n${await out}\n${await err}`)
+      expect({ status: tags.status, body: await tags.json() }).toEqual({ status: 200, body: { tags: [] } })
+      const swagger = await fetch(`http://127.0.0.1:${port}/swagger`)
+      expect(swagger.status).toBe(200)
+      expect(await swagger.text()).toContain('swagger-ui')
+      expect(existsSync(join(app, 'conduit.db'))).toBe(true)
+      expect(existsSync(join(home, '.local/bin/bun'))).toBe(true)
+    } finally {
+      try {
+        process.kill(-proc.pid, 'SIGTERM')
+      } catch {}
+      await proc.exited
+    }
+  }, 300_000)
 })
