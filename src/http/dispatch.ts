@@ -1,3 +1,4 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia } from 'elysia'
 import { authPlugin, type Tokens, type Viewer } from '../auth/plugin.ts'
 import { unprocessable } from '../errors.ts'
@@ -23,15 +24,21 @@ export interface Compiled {
   /** the path the router knows: `/api/articles/:slug` */
   template: string
   readQuery: QueryReader
+  /** whether decoded path parameters pass the route's params schema (as the framework validates them) */
+  paramsOk: (params: Record<string, string>) => boolean
   /** its template's label in the metrics (see HttpMetrics.route) */
   label: number
 }
+
+const anyParams = () => true
 
 /** `label`: a template's metrics label (none: 0). */
 export function compile(routes: readonly Route[], label: (template: string) => number = () => 0): Compiled[] {
   return routes.map((route) => {
     const template = `${API_PREFIX}${route.path}`
-    return { route, template, readQuery: queryReader(route.query), label: label(template) }
+    const paramsCheck = route.params && TypeCompiler.Compile(route.params)
+    const paramsOk = paramsCheck ? (p: Record<string, string>) => paramsCheck.Check(p) : anyParams
+    return { route, template, readQuery: queryReader(route.query), paramsOk, label: label(template) }
   })
 }
 
@@ -93,8 +100,18 @@ export interface FastMatch {
   params: Record<string, string>
 }
 
-/** The matcher of the declared reads (plain GETs), for the request entry. */
-export const fastRoutes = (compiled: readonly Compiled[]) => routeMatcher(compiled.filter((c) => c.route.read))
+/**
+ * The matcher of the declared reads (plain GETs), for the request entry: a
+ * path whose parameters the route's params schema refuses is not matched
+ * (the framework answers it, with its 422).
+ */
+export function fastRoutes(compiled: readonly Compiled[]): (path: string) => FastMatch | undefined {
+  const match = routeMatcher(compiled.filter((c) => c.route.read))
+  return (path) => {
+    const m = match(path)
+    return m?.compiled.paramsOk(m.params) ? m : undefined
+  }
+}
 
 /**
  * A matcher of paths to routes (of one method), as the router matches them:
