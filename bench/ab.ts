@@ -10,7 +10,9 @@
  * measurement starts the build pinned to core 0 on a fresh copy of the same
  * seed and drives it with wrk on core 1 (warm-up, then the measured run).
  * Besides req/s, it reports the server's CPU time per request, which other
- * processes on the machine disturb much less than throughput. On PostgreSQL
+ * processes on the machine disturb much less than throughput, and the ratios
+ * within each round (A and B measured seconds apart), whose median drifts of
+ * the machine's speed between rounds disturb less. On PostgreSQL
  * each measurement gets its own database made from the seeded one (the
  * server's own CPU time then leaves out PostgreSQL's). Prints every
  * measurement and the medians; A/B ratios above 1 mean B is faster.
@@ -159,6 +161,15 @@ console.log(line('A', A))
 console.log(line('B', B))
 console.log(
   `B/A: throughput ${(B.rps / A.rps).toFixed(3)}, CPU per request ${(B.us / A.us).toFixed(3)}, p99 ${(B.p99 / A.p99).toFixed(3)}, peak RSS ${(B.rss / A.rss).toFixed(3)}`,
+)
+// Each round measures A and B one after the other: on a machine whose speed drifts from minute
+// to minute, the ratio within a round is steadier than the ratio of medians taken over all rounds.
+const paired = (get: (m: (typeof results.A)[number]) => number) => results.B.map((b, i) => get(b) / get(results.A[i]!))
+const rpsPairs = paired((m) => m.rps)
+const usPairs = paired((m) => m.usPerRequest)
+console.log(
+  `B/A within each round: throughput median ${median(rpsPairs).toFixed(3)} (B ahead in ${rpsPairs.filter((r) => r >= 1).length} of ${rpsPairs.length}), ` +
+    `CPU per request median ${median(usPairs).toFixed(3)}`,
 )
 await runCleanups()
 process.exit(0)
