@@ -675,8 +675,8 @@ describe('reads under way (src/cache/flights.ts)', () => {
       ...db.store,
       profiles: {
         ...db.store.profiles,
-        relations: async (viewer: number) => {
-          const r = await db.store.profiles.relations(viewer)
+        relations: async (viewer: number, maxFavorites: number) => {
+          const r = await db.store.profiles.relations(viewer, maxFavorites)
           const wait = gate
           gate = undefined
           if (wait) await wait

@@ -169,3 +169,36 @@ describe('an empty JSON body on routes that take none', () => {
     expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(404)
   })
 })
+
+describe('a viewer with more favorites than are loaded at once (5,000)', () => {
+  test('still sees favorited exactly, on list pages and single articles (each page asks which of its articles)', async () => {
+    const app = await conduitApp()
+    const [author, fan] = await registerUsers(app, 2)
+    // 5,001 favorites of the fan, on articles written straight into the database (before the app
+    // has loaded the fan's flags); then two articles through the API, one of them favorited
+    const authorId = (await app.db.all<{ id: number }>('SELECT id FROM users WHERE username = ?', author!.username))[0]!.id
+    const series =
+      app.db.backend === 'postgres'
+        ? 'SELECT g AS n FROM generate_series(1, 5001) g'
+        : 'WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 5001) SELECT n FROM s'
+    await app.db.run(
+      `INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
+       SELECT 'filler-' || n, 'Filler ' || n, 'd', 'b', ?, n, n FROM (${series}) f`,
+      authorId,
+    )
+    const fanId = (await app.db.all<{ id: number }>('SELECT id FROM users WHERE username = ?', fan!.username))[0]!.id
+    await app.db.run(`INSERT INTO favorites (user_id, article_id) SELECT ?, id FROM articles WHERE slug LIKE 'filler-%'`, fanId)
+    const liked = await createArticle(app, author!.token, { title: 'Liked among thousands' })
+    const unliked = await createArticle(app, author!.token, { title: 'Not liked' })
+    await favorite(app, fan!.token, liked.slug)
+    expect(await app.db.count('SELECT count(*) FROM favorites WHERE user_id = ?', fanId)).toBe(5002)
+
+    const page = await app.request('GET', `/api/articles?author=${author!.username}&limit=3`, { token: fan!.token })
+    expect(page.status).toBe(200)
+    const flags = Object.fromEntries(page.body.articles.map((a: { slug: string; favorited: boolean }) => [a.slug, a.favorited]))
+    // newest first: the two written through the API, then the newest filler (favorited too)
+    expect(flags).toEqual({ [liked.slug]: true, [unliked.slug]: false, 'filler-5001': true })
+    expect((await app.request('GET', `/api/articles/${unliked.slug}`, { token: fan!.token })).body.article.favorited).toBe(false)
+    expect((await app.request('GET', `/api/articles/${liked.slug}`, { token: fan!.token })).body.article.favorited).toBe(true)
+  })
+})

@@ -1,6 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { intArray, nameless, read } from '../db/postgres/client.ts'
-import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileReadSql, type ProfileWriteSql } from './store.ts'
+import type { AuthorRow, ProfileReadSql, ProfileWriteSql } from './store.ts'
 
 /** The reads of profiles and of a viewer's relations. */
 export const PG_PROFILE_READS = {
@@ -21,14 +21,10 @@ export function postgresProfileReads(sql: SQL): ProfileReadSql {
         return (row as AuthorRow | undefined) ?? null
       }),
     authors: (ids) => (ids.length ? read(async () => [...(await sql.unsafe(PG_PROFILE_READS.authors, [[...ids]]))] as AuthorRow[]) : []),
-    relations: (viewer) =>
+    relations: (viewer, maxFavorites) =>
       read(async () => {
-        const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewer, MAX_LOADED_FAVORITES + 1])
-        const favorites = intArray(row.favorites)
-        return {
-          followees: intArray(row.followees),
-          favorites: favorites.length > MAX_LOADED_FAVORITES ? null : favorites,
-        }
+        const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewer, maxFavorites])
+        return { followees: intArray(row.followees), favorites: intArray(row.favorites) }
       }),
     favoritedAmong: (viewer, ids) =>
       read(async () => {

@@ -9,6 +9,9 @@ import type { AuthorRow } from './store.ts'
 
 const NO_FLAGS: ViewerFlags = { followees: new Set(), favorites: new Set() }
 
+/** Favorites loaded into a viewer's flags at most; beyond, each page asks the database which of its articles they favorited. */
+export const MAX_LOADED_FAVORITES = 5000
+
 /**
  * Cached reads about users as others see them, and about a viewer's own
  * relations; shared by the articles, comments and profiles routes.
@@ -48,8 +51,10 @@ export function profileReads(store: Store, caches: Caches) {
     const cached = caches.viewers.get(viewer)
     if (cached) return cached
     const at = clock()
-    const r = await store.profiles.relations(viewer)
-    const value: ViewerFlags = { followees: new Set(r.followees), favorites: r.favorites && new Set(r.favorites) }
+    const r = await store.profiles.relations(viewer, MAX_LOADED_FAVORITES + 1)
+    // more favorites than are loaded at once: unknown here, each page asks (favoritedAmong)
+    const favorites = r.favorites.length > MAX_LOADED_FAVORITES ? null : new Set(r.favorites)
+    const value: ViewerFlags = { followees: new Set(r.followees), favorites }
     caches.viewers.set(viewer, { value, deps: [keys.viewer(viewer), keys.favoritesOf(viewer)] }, at)
     return value
   }

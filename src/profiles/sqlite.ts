@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { type AuthorRow, MAX_LOADED_FAVORITES, type ProfileReadSql, type ProfileWriteSql, type Relations } from './store.ts'
+import type { AuthorRow, ProfileReadSql, ProfileWriteSql, Relations } from './store.ts'
 
 /** The reads of profiles and of a viewer's relations. */
 export const SQLITE_PROFILE_READS = {
@@ -20,13 +20,10 @@ export function sqliteProfileReads(db: Database): ProfileReadSql {
   return {
     byName: (key) => byName.get(key),
     authors: (ids) => (ids.length ? authors.all(JSON.stringify(ids)) : []),
-    relations(viewer): Relations {
-      const fav = favorites.all(viewer, MAX_LOADED_FAVORITES + 1).map((r) => r.id)
-      return {
-        followees: followees.all(viewer).map((r) => r.id),
-        favorites: fav.length > MAX_LOADED_FAVORITES ? null : fav,
-      }
-    },
+    relations: (viewer, maxFavorites): Relations => ({
+      followees: followees.all(viewer).map((r) => r.id),
+      favorites: favorites.all(viewer, maxFavorites).map((r) => r.id),
+    }),
     favoritedAmong: (viewer, ids) => favoritedAmong.all(viewer, JSON.stringify(ids)).map((r) => r.id),
   }
 }

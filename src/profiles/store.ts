@@ -11,19 +11,17 @@ export interface AuthorRow {
 /** What a signed-in viewer's flags come from. */
 export interface Relations {
   followees: number[]
-  /** the articles the viewer favorited; null when there are more than the store loads at once */
-  favorites: number[] | null
+  /** the articles the viewer favorited, at most the number asked for */
+  favorites: number[]
 }
-
-/** Favorites loaded into a viewer's relations at most; beyond, each page asks the database. */
-export const MAX_LOADED_FAVORITES = 5000
 
 /** The reads of profiles and relations: SQL per backend (see sqlite.ts, postgres.ts). */
 export interface ProfileReadSql {
   /** By normalised username (see src/users/username.ts). */
   byName(usernameKey: string): Awaitable<AuthorRow | null>
   authors(ids: readonly number[]): Awaitable<AuthorRow[]>
-  relations(viewer: number): Awaitable<Relations>
+  /** Whom the viewer follows, and at most `maxFavorites` of the articles they favorited. */
+  relations(viewer: number, maxFavorites: number): Awaitable<Relations>
   /** Which of `ids` the viewer favorited (for viewers with very many favorites). */
   favoritedAmong(viewer: number, ids: readonly number[]): Awaitable<number[]>
 }
