@@ -2,7 +2,7 @@
  * bun bench/ab.ts --a BINARY --b BINARY [--size 20000] [--variant mix-1]
  *                 [--rounds 3] [--duration 6] [--warmup 2] [--connections 64]
  *                 [--backend sqlite|postgres] [--pg-url URL]
- *                 [--a-env K=V]... [--b-env K=V]...
+ *                 [--a-env K=V]... [--b-env K=V]... [--together]
  *
  * Two builds compared under the same traffic, for a change whose effect is
  * smaller than the run-to-run noise of `bun run bench` (where each variant
@@ -18,6 +18,12 @@
  * measurement and the medians; A/B ratios above 1 mean B is faster.
  * `--a-env` / `--b-env` (repeatable) add to one side's environment: the same
  * binary twice, B with a setting on (`--b-env METRICS_TOKEN=x`).
+ *
+ * `--together`: in each round both builds serve AT ONCE, both pinned to core
+ * 0 (the scheduler shares it), each driven by a wrk of its own with half the
+ * connections on core 1, and each one's CPU time per request is compared:
+ * whatever the machine does during the round, it does to both. It compares
+ * the cost of a request, not throughput (which the two share).
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -42,6 +48,7 @@ const { values } = parseArgs({
     'pg-url': { type: 'string', default: DEFAULT_PG_URL },
     'a-env': { type: 'string', multiple: true, default: [] },
     'b-env': { type: 'string', multiple: true, default: [] },
+    together: { type: 'boolean', default: false },
   },
 })
 /** `K=V` pairs as an environment. */
@@ -87,9 +94,11 @@ if (admin) {
 }
 // SQLite: a copy of the seeded file per measurement; PostgreSQL: a database made from the seeded one
 const seeded = admin ? (await seededPostgres(admin, ROOT, builds.A, spec)).name : (await seededDatabase(ROOT, builds.A, TMP, spec)).file
-async function freshDatabase(): Promise<string> {
-  if (!admin) return workingCopy(seeded, join(RUN_DIR, 'work.db'))
-  return databaseUrl(values['pg-url']!, await pgWorkingCopy(admin, seeded))
+async function freshDatabase(which = ''): Promise<string> {
+  if (!admin) return workingCopy(seeded, join(RUN_DIR, `work${which}.db`))
+  const name = which ? `${pgWorkName()}_${which.toLowerCase()}` : pgWorkName()
+  if (which) onCleanup(async () => admin.drop(name, { force: true }))
+  return databaseUrl(values['pg-url']!, await pgWorkingCopy(admin, seeded, name))
 }
 
 let fixture: Fixture | undefined
@@ -128,6 +137,64 @@ async function measure(which: 'A' | 'B') {
     rss.stop()
     await stop(server)
   }
+}
+
+/** Both builds at once on core 0, each with its own wrk (half the connections): each one's CPU time per request. */
+async function measureTogether(round: number): Promise<{ A: number; B: number; rps: { A: number; B: number }; errors: number }> {
+  const servers = [] as { which: 'A' | 'B'; server: ReturnType<typeof spawn>; base: string }[]
+  try {
+    // the one started first alternates, as in the rounds of the default mode
+    for (const which of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+      const db = await freshDatabase(which)
+      const port = await freePort()
+      const base = `http://127.0.0.1:${port}`
+      const t0 = performance.now()
+      const server = spawn([builds[which]], {
+        core: 0,
+        env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET, ...extraEnv[which] },
+      })
+      servers.push({ which, server, base })
+      await waitForAnswer(`${base}/health`, t0, server)
+    }
+    fixture ??= await discover(servers[0]!.base, RUN_DIR, Number(values.users), { mix: name.startsWith('mix'), seed: 1 })
+    const e = endpoints(fixture).find((x) => x.name === name)
+    if (!e) throw new Error(`no endpoint ${name}`)
+    const load = (base: string, durationS: number, phase: 'w' | 'm') =>
+      runWrk({ base, script: e.script, connections: Math.max(1, Number(values.connections) >> 1), core: 1, tmpDir: RUN_DIR, durationS, phase })
+    await Promise.all(servers.map((x) => load(x.base, Number(values.warmup), 'w')))
+    const cpu0 = servers.map((x) => processCpuUs(x.server.pid))
+    const runs = await Promise.all(servers.map((x) => load(x.base, Number(values.duration), 'm')))
+    const us = servers.map((x, i) => (processCpuUs(x.server.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests))
+    const a = servers.findIndex((x) => x.which === 'A')
+    const b = 1 - a
+    return { A: us[a]!, B: us[b]!, rps: { A: runs[a]!.rps, B: runs[b]!.rps }, errors: runs[0]!.errorCount + runs[1]!.errorCount }
+  } finally {
+    for (const x of servers) await stop(x.server)
+  }
+}
+
+if (values.together) {
+  const ratios: number[] = []
+  const us = { A: [] as number[], B: [] as number[] }
+  for (let round = 0; round < Number(values.rounds); round++) {
+    const m = await measureTogether(round)
+    us.A.push(m.A)
+    us.B.push(m.B)
+    ratios.push(m.B / m.A)
+    console.log(
+      `round ${round + 1} together: A ${m.A.toFixed(1)} µs/request (${Math.round(m.rps.A).toLocaleString('en')} req/s), ` +
+        `B ${m.B.toFixed(1)} µs/request (${Math.round(m.rps.B).toLocaleString('en')} req/s), B/A ${(m.B / m.A).toFixed(3)}, errors ${m.errors}`,
+    )
+  }
+  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles on ${values.backend}, ${values.rounds} rounds, both builds at once`)
+  console.log(`A ${values.a}: median ${mid(us.A).toFixed(1)} µs of server CPU per request`)
+  console.log(`B ${values.b}: median ${mid(us.B).toFixed(1)} µs of server CPU per request`)
+  console.log(
+    `B/A CPU per request: median ${mid(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}, B cheaper in ${ratios.filter((r) => r <= 1).length} of ${ratios.length}); as throughput: ${(1 / mid(ratios)).toFixed(3)}`,
+  )
+  await runCleanups()
+  process.exit(0)
 }
 
 const results = { A: [] as Awaited<ReturnType<typeof measure>>[], B: [] as Awaited<ReturnType<typeof measure>>[] }
