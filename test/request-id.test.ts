@@ -22,11 +22,20 @@ const KINDS: [string, string, string | undefined][] = [
   ['GET', '/ready', undefined],
   ['GET', '/swagger/json', undefined],
   ['GET', '/metrics', undefined],
+  // a body over the limit (413), and a throttled login (401, then 429: one attempt per pair here)
+  ['POST', '/api/users', JSON.stringify({ user: { bio: 'x'.repeat(2000) } })],
+  ['POST', '/api/users/login', '{"user":{"email":"nobody@example.com","password":"wrong-password"}}'],
+  ['POST', '/api/users/login', '{"user":{"email":"nobody@example.com","password":"wrong-password"}}'],
 ]
 
 async function apps() {
   const db = await testDatabase()
-  const config = testConfig({ ...cheap, metricsToken: 'request-id-test-token' })
+  const config = testConfig({
+    ...cheap,
+    metricsToken: 'request-id-test-token',
+    bodyLimitBytes: 1024,
+    loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 },
+  })
   const lines: Record<string, unknown>[] = []
   const logger = createLogger('json', 'info', (l) => lines.push(JSON.parse(l)))
   const fast = await createApp({ store: db.store, config, logger })
@@ -56,7 +65,7 @@ describe('X-Request-Id', () => {
       }
     }
     // the kinds above really are different answers
-    expect([...statuses].sort()).toEqual([200, 204, 400, 401, 404, 422])
+    expect([...statuses].sort()).toEqual([200, 204, 400, 401, 404, 413, 422, 429])
     const logged = lines.filter((l) => l.msg === 'request').map((l) => l.request_id)
     expect(logged.length).toBe(KINDS.length * 2)
     expect(logged.every((id) => typeof id === 'string' && id.startsWith('proxy-'))).toBe(true)
