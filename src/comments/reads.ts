@@ -36,7 +36,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
     id: number,
     viewer: number,
     parts: readonly CommentPart[],
-    head: (authorId: number) => string | undefined,
+    heads: { get(authorId: number): string | undefined },
     flags: ViewerFlags,
     complete: boolean,
   ): Built<Body> | undefined {
@@ -45,7 +45,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
     const out: Pieces = [COMMENTS]
     for (let i = 0; i < parts.length; i++) {
       const c = parts[i]!
-      const author = head(c.authorId)
+      const author = heads.get(c.authorId)
       if (author === undefined) {
         if (complete) return undefined
         continue
@@ -57,14 +57,12 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
     return { value: out, deps }
   }
 
-  const cachedHead = (authorId: number) => caches.authors.get(authorId)
-
   /** The comment list from cached parts alone, or undefined. */
   function compose(id: number, viewer: number): Built<Body> | undefined {
     const parts = caches.comments.get(id)
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || flags === undefined) return undefined
-    return composeList(id, viewer, parts, cachedHead, flags, true)
+    return composeList(id, viewer, parts, caches.authors, flags, true)
   }
 
   return {
@@ -88,7 +86,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
         caches.comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
       }
       const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
-      return composeList(id, viewer, parts, (a) => heads.get(a), flags, false)!
+      return composeList(id, viewer, parts, heads, flags, false)!
     },
   }
 }

@@ -8,6 +8,7 @@ import { profileHead, profileJson } from './present.ts'
 import type { AuthorRow } from './store.ts'
 
 const NO_FLAGS: ViewerFlags = { followees: new Set(), favorites: new Set() }
+const NONE: ReadonlySet<number> = new Set()
 
 /** Favorites loaded into a viewer's flags at most; beyond, each page asks the database which of its articles they favorited. */
 export const MAX_LOADED_FAVORITES = 5000
@@ -60,11 +61,10 @@ export function profileReads(store: Store, caches: Caches) {
   }
 
   /** Which of `ids` the viewer favorited. */
-  async function favoritedAmong(viewer: number, f: ViewerFlags, ids: readonly number[]): Promise<(id: number) => boolean> {
-    if (viewer === 0) return () => false
-    if (f.favorites) return (id) => f.favorites!.has(id)
-    const set = new Set(await store.profiles.favoritedAmong(viewer, ids))
-    return (id) => set.has(id)
+  async function favoritedAmong(viewer: number, f: ViewerFlags, ids: readonly number[]): Promise<ReadonlySet<number>> {
+    if (viewer === 0) return NONE
+    if (f.favorites) return f.favorites
+    return new Set(await store.profiles.favoritedAmong(viewer, ids))
   }
 
   /** A user by name (any ASCII case, any Unicode spelling of the same NFKC form), or 404. */
