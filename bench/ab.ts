@@ -160,7 +160,15 @@ async function measureTogether(round: number): Promise<{ A: number; B: number; r
     const e = endpoints(fixture).find((x) => x.name === name)
     if (!e) throw new Error(`no endpoint ${name}`)
     const load = (base: string, durationS: number, phase: 'w' | 'm') =>
-      runWrk({ base, script: e.script, connections: Math.max(1, Number(values.connections) >> 1), core: 1, tmpDir: RUN_DIR, durationS, phase })
+      runWrk({
+        base,
+        script: e.script,
+        connections: Math.max(1, Number(values.connections) >> 1),
+        core: 1,
+        tmpDir: RUN_DIR,
+        durationS,
+        phase,
+      })
     await Promise.all(servers.map((x) => load(x.base, Number(values.warmup), 'w')))
     const cpu0 = servers.map((x) => processCpuUs(x.server.pid))
     const runs = await Promise.all(servers.map((x) => load(x.base, Number(values.duration), 'm')))

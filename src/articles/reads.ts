@@ -106,7 +106,6 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     )
   }
 
-
   /**
    * A page as the list JSON seen by `viewer`: the one composition of a page,
    * whether its parts came from the caches alone (`complete`: a part that
