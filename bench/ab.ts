@@ -103,8 +103,12 @@ async function freshDatabase(which = ''): Promise<string> {
 
 let fixture: Fixture | undefined
 const AB_SECRET = 'bench-ab-signing-secret-of-at-least-32-characters'
-async function measure(which: 'A' | 'B') {
-  const db = await freshDatabase()
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+/** The order of a round: A first in even rounds, B first in odd ones. */
+const orderOf = (round: number) => (round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const))
+
+/** Starts one build pinned to core 0 on `db`; resolves once it answers /health. */
+async function startBuild(which: 'A' | 'B', db: string) {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const t0 = performance.now()
@@ -112,13 +116,24 @@ async function measure(which: 'A' | 'B') {
     core: 0,
     env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET, ...extraEnv[which] },
   })
+  return { which, server, base, ready: () => waitForAnswer(`${base}/health`, t0, server) }
+}
+
+/** The measured endpoint; the first call discovers its fixture through `base`. */
+async function endpointFor(base: string) {
+  // the same seed and signing secret (AB_SECRET): the tokens of the first discovery work on every copy
+  fixture ??= await discover(base, RUN_DIR, Number(values.users), { mix: name.startsWith('mix'), seed: 1 })
+  const e = endpoints(fixture).find((x) => x.name === name)
+  if (!e) throw new Error(`no endpoint ${name}`)
+  return e
+}
+
+async function measure(which: 'A' | 'B') {
+  const { server, base, ready } = await startBuild(which, await freshDatabase())
   const rss = rssSampler(server.pid, 100)
   try {
-    await waitForAnswer(`${base}/health`, t0, server)
-    // the same seed and signing secret (AB_SECRET): the tokens of the first discovery work on every copy
-    fixture ??= await discover(base, RUN_DIR, Number(values.users), { mix: name.startsWith('mix'), seed: 1 })
-    const e = endpoints(fixture).find((x) => x.name === name)
-    if (!e) throw new Error(`no endpoint ${name}`)
+    await ready()
+    const e = await endpointFor(base)
     const common = { base, script: e.script, connections: Number(values.connections), core: 1, tmpDir: RUN_DIR }
     // the peak under the traffic, warm-up included (not the logins of the first discovery)
     rss.resetWindow()
@@ -141,24 +156,15 @@ async function measure(which: 'A' | 'B') {
 
 /** Both builds at once on core 0, each with its own wrk (half the connections): each one's CPU time per request. */
 async function measureTogether(round: number): Promise<{ A: number; B: number; rps: { A: number; B: number }; errors: number }> {
-  const servers = [] as { which: 'A' | 'B'; server: ReturnType<typeof spawn>; base: string }[]
+  const servers: Awaited<ReturnType<typeof startBuild>>[] = []
   try {
     // the one started first alternates, as in the rounds of the default mode
-    for (const which of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
-      const db = await freshDatabase(which)
-      const port = await freePort()
-      const base = `http://127.0.0.1:${port}`
-      const t0 = performance.now()
-      const server = spawn([builds[which]], {
-        core: 0,
-        env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET, ...extraEnv[which] },
-      })
-      servers.push({ which, server, base })
-      await waitForAnswer(`${base}/health`, t0, server)
+    for (const which of orderOf(round)) {
+      const started = await startBuild(which, await freshDatabase(which))
+      servers.push(started)
+      await started.ready()
     }
-    fixture ??= await discover(servers[0]!.base, RUN_DIR, Number(values.users), { mix: name.startsWith('mix'), seed: 1 })
-    const e = endpoints(fixture).find((x) => x.name === name)
-    if (!e) throw new Error(`no endpoint ${name}`)
+    const e = await endpointFor(servers[0]!.base)
     const load = (base: string, durationS: number, phase: 'w' | 'm') =>
       runWrk({
         base,
@@ -194,12 +200,11 @@ if (values.together) {
         `B ${m.B.toFixed(1)} µs/request (${Math.round(m.rps.B).toLocaleString('en')} req/s), B/A ${(m.B / m.A).toFixed(3)}, errors ${m.errors}`,
     )
   }
-  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
   console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles on ${values.backend}, ${values.rounds} rounds, both builds at once`)
-  console.log(`A ${values.a}: median ${mid(us.A).toFixed(1)} µs of server CPU per request`)
-  console.log(`B ${values.b}: median ${mid(us.B).toFixed(1)} µs of server CPU per request`)
+  console.log(`A ${values.a}: median ${median(us.A).toFixed(1)} µs of server CPU per request`)
+  console.log(`B ${values.b}: median ${median(us.B).toFixed(1)} µs of server CPU per request`)
   console.log(
-    `B/A CPU per request: median ${mid(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}, B cheaper in ${ratios.filter((r) => r <= 1).length} of ${ratios.length}); as throughput: ${(1 / mid(ratios)).toFixed(3)}`,
+    `B/A CPU per request: median ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}, B cheaper in ${ratios.filter((r) => r <= 1).length} of ${ratios.length}); as throughput: ${(1 / median(ratios)).toFixed(3)}`,
   )
   await runCleanups()
   process.exit(0)
@@ -207,7 +212,7 @@ if (values.together) {
 
 const results = { A: [] as Awaited<ReturnType<typeof measure>>[], B: [] as Awaited<ReturnType<typeof measure>>[] }
 for (let round = 0; round < Number(values.rounds); round++) {
-  for (const which of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+  for (const which of orderOf(round)) {
     const m = await measure(which)
     results[which].push(m)
     console.log(
@@ -216,7 +221,6 @@ for (let round = 0; round < Number(values.rounds); round++) {
     )
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const med = (k: 'A' | 'B') => ({
   rps: median(results[k].map((m) => m.rps)),
   us: median(results[k].map((m) => m.usPerRequest)),
