@@ -4,7 +4,7 @@ import { keys } from '../cache/keys.ts'
 import { type Body, text } from '../cache/pieces.ts'
 import type { SlabCache } from '../cache/slab.ts'
 import type { Route } from './route.ts'
-import { API_PREFIX, pathAndQuery } from './url.ts'
+import { API_PREFIX, hasPathAt, pathAndQuery } from './url.ts'
 
 /**
  * Finished bodies of successful GETs (article lists, articles, comments,
@@ -45,8 +45,7 @@ export class ResponseCache {
 
   /** Whether the answer at `key` (path with query) is the viewer's own (see `own`). */
   private isOwn(key: string): boolean {
-    for (const path of this.own)
-      if (key.startsWith(path) && (key.length === path.length || key[path.length] === '?' || key[path.length] === '/')) return true
+    for (const path of this.own) if (hasPathAt(key, path)) return true
     return false
   }
 

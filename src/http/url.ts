@@ -29,11 +29,15 @@ export function searchOf(url: string): string {
 /** Where the API's routes are. */
 export const API_PREFIX = '/api'
 
+/** Whether `s` has the path `path` at `at`: the whole path, or followed by `/` or a query. */
+export function hasPathAt(s: string, path: string, at = 0): boolean {
+  const end = at + path.length
+  return s.startsWith(path, at) && (s.length === end || s[end] === '/' || s[end] === '?')
+}
+
 /** Whether the request is for the API (under API_PREFIX). */
 export function isApi(url: string): boolean {
-  const start = pathStart(url)
-  const end = start + API_PREFIX.length
-  return url.startsWith(API_PREFIX, start) && (url.length === end || '/?'.includes(url[end]!))
+  return hasPathAt(url, API_PREFIX, pathStart(url))
 }
 
 /**
