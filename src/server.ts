@@ -38,6 +38,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   const ids = requestIds()
   // and the CORS headers every answer carries (Vary: Origin with an allow-list)
   const corsPolicy = cors(config.corsOrigins)
+  const earlyHeaders = (request: Request) => ({ ...securityHeaders('/'), ...corsPolicy.headers(request), [REQUEST_ID]: ids(request) })
   const listen = () =>
     Bun.serve({
       port: config.port,
@@ -50,21 +51,11 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       // a worker of `serve --workers N` shares the port with its siblings
       reusePort: worker !== undefined,
       fetch: (request, server) =>
-        app
-          ? app.respond(request, server)
-          : errorResponse(
-              503,
-              { server: ['starting'] },
-              { ...securityHeaders('/'), ...corsPolicy.headers(request), 'retry-after': '1', [REQUEST_ID]: ids(request) },
-            ),
+        app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...earlyHeaders(request), 'retry-after': '1' }),
       error(error) {
         logger.error('server error', {}, error)
         // no request here: with an allow-list, the headers of an origin not on it (Vary: Origin)
-        return errorResponse(
-          500,
-          { server: ['internal error'] },
-          { ...securityHeaders('/'), ...corsPolicy.headers(EMPTY), [REQUEST_ID]: ids(EMPTY) },
-        )
+        return errorResponse(500, { server: ['internal error'] }, earlyHeaders(EMPTY))
       },
     })
   const early = worker === undefined ? listen() : undefined
