@@ -1,7 +1,7 @@
 import { afterAll, afterEach, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { cleanup, tempDir } from './e2e/support.ts'
+import { cleanup, freePort, tempDir } from './e2e/support.ts'
 import { skipIf, why } from './support/skip.ts'
 
 /**
@@ -111,9 +111,7 @@ skipIf(why.sqlitePass || (!npm && 'npm missing')).describe("the README's first c
       mkdirSync(dirname(join(app, f)), { recursive: true })
       copyFileSync(join(ROOT, f), join(app, f))
     }
-    const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-    const port = listener.port
-    listener.stop(true)
+    const port = freePort()
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: home,
