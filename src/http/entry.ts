@@ -8,7 +8,7 @@ import { DatabaseUnavailable } from '../db/types.ts'
 import { errorResponse, JSON_CONTENT_TYPE, UNAVAILABLE } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { cors } from './cors.ts'
-import type { FastMatch } from './dispatch.ts'
+import { answerRead, type FastMatch } from './dispatch.ts'
 import { type Exits, FRAMEWORK } from './exit.ts'
 import { securityHeaders } from './headers.ts'
 import { REQUEST_ID, type RequestIds } from './request-id.ts'
@@ -59,11 +59,15 @@ export function requestEntry(d: Deps) {
    */
   const cachedAnswer = (request: Request, t0: number): Response | Promise<Response> | undefined => {
     if (request.method !== 'GET') return undefined
-    let viewer = d.tokens.verified(request.headers.get('authorization') ?? undefined)
+    const viewer = d.tokens.verified(request.headers.get('authorization') ?? undefined)
     if (viewer === undefined) return undefined
     const url = request.url
     const hit = d.responses.peek(viewer, url)
     if (hit !== undefined) return ok(request, hit, d.responses.route, t0)
+    return composed(request, url, viewer, t0)
+  }
+  /** A plain GET whose body is not kept: the declared read's own answer, composed from cached parts or read (see cachedAnswer). */
+  const composed = (request: Request, url: string, viewer: number, t0: number): Response | Promise<Response> | undefined => {
     const m = d.match(pathOf(url))
     if (m === undefined) return undefined
     const { route, readQuery } = m.compiled
@@ -74,8 +78,7 @@ export function requestEntry(d: Deps) {
     if (!q.ok) return undefined
     const input = { params: m.params, query: q.value }
     const at = d.caches.versions.clock
-    const read = route.read!
-    const built = read.cached(input, viewer) ?? read.build(input, viewer)
+    const built = answerRead(route.read!, input, viewer)
     const who = viewer
     const keep = q.known
     const label = m.compiled.label
