@@ -1,12 +1,12 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia } from 'elysia'
 import { authPlugin, type Tokens, type Viewer } from '../auth/plugin.ts'
+import type { Built } from '../cache/cache.ts'
+import type { Body } from '../cache/pieces.ts'
 import { unprocessable } from '../errors.ts'
 import { queryReader, type QueryReader } from './query.ts'
 import { rawJson } from './respond.ts'
 import type { ResponseCache } from './responses.ts'
-import type { Built } from '../cache/cache.ts'
-import type { Body } from '../cache/pieces.ts'
 import type { Read, Reply, Route } from './route.ts'
 import { API_PREFIX, searchOf } from './url.ts'
 
@@ -62,13 +62,10 @@ type ReadInput = Parameters<Read<unknown, unknown>['cached']>[0]
  * the server's CPU in bench/ab.ts's window (docs/PERFORMANCE.md).
  */
 export function answerRead(read: Read<unknown, unknown>, input: ReadInput, viewer: number): Built<Body> | Promise<Built<Body>> {
-  return (
-    (Reflect.apply(read.cached, read, [input, viewer]) as Built<Body> | undefined) ??
-    (Reflect.apply(read.build, read, [input, viewer]) as Promise<Built<Body>>)
-  )
+  return (Reflect.apply(read.cached, read, [input, viewer]) as Built<Body> | undefined) ?? buildRead(read, input, viewer)
 }
 
-/** A declared read built by reading (the framework's path; see answerRead for why through Reflect.apply). */
+/** A declared read built by reading (the framework's path, and answerRead's when the caches fall short; see answerRead for why through Reflect.apply). */
 const buildRead = (read: Read<unknown, unknown>, input: ReadInput, viewer: number): Promise<Built<Body>> =>
   Reflect.apply(read.build, read, [input, viewer])
 

@@ -79,12 +79,12 @@ export function requestEntry(d: Deps) {
     const input = { params: m.params, query: q.value }
     const at = d.caches.versions.clock
     const built = answerRead(route.read!, input, viewer)
-    const who = viewer
     const keep = q.known
     const label = m.compiled.label
-    if (!(built instanceof Promise)) return ok(request, keep ? d.responses.keep(who, url, built, at, label) : text(built.value), label, t0)
+    if (!(built instanceof Promise))
+      return ok(request, keep ? d.responses.keep(viewer, url, built, at, label) : text(built.value), label, t0)
     return built.then(
-      (b) => ok(request, keep ? d.responses.keep(who, url, b, at, label) : text(b.value), label, t0),
+      (b) => ok(request, keep ? d.responses.keep(viewer, url, b, at, label) : text(b.value), label, t0),
       (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
     )
   }
