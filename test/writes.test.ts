@@ -1,7 +1,15 @@
 import { describe, expect, test } from 'bun:test'
+import { sqliteArticleSql } from '../src/articles/sqlite.ts'
+import { articleWrites } from '../src/articles/writes.ts'
 import { ADMIN } from '../src/auth/actor.ts'
 import { keys } from '../src/cache/keys.ts'
 import { EVERYTHING } from '../src/cache/versions.ts'
+import { sqliteCommentSql } from '../src/comments/sqlite.ts'
+import { commentWrites } from '../src/comments/writes.ts'
+import type { SqliteChanges } from '../src/db/sqlite/changes.ts'
+import type { SqliteStore } from '../src/db/sqlite/store.ts'
+import { sqliteWrites } from '../src/db/sqlite/writes.ts'
+import type { Writes } from '../src/db/steps.ts'
 import { type TestApp, testApp } from './support/app.ts'
 import { sqliteTestDatabase } from './support/backend.ts'
 import { addComment, conduitApp } from './support/conduit.ts'
@@ -69,6 +77,40 @@ describe('writes on SQLite', () => {
     // a refused write throws at once too (its 422 read of the taken fields included)
     expect(() => store.users.update(bob.id, { email: 'ann@example.com' })).toThrow()
     sync(store.articles.delete(ADMIN, 'synchronous'))
+  })
+})
+
+describe('write steps', () => {
+  // A `function*` expression evaluated per write is a new function each time, whose generator
+  // objects take shapes of their own: the JIT then compiles the steps again and again (src/db/steps.ts).
+  test('each kind of write runs the steps of one generator function, however many writes run', async () => {
+    const { store } = await sqliteTestDatabase()
+    const { db, changes } = store as SqliteStore
+    const kinds = new Set<unknown>()
+    let transactions = 0
+    const recording = <S>(w: Writes<S>): Writes<S> => ({
+      ...w,
+      transaction: (steps) =>
+        w.transaction((sql, changed) => {
+          const g = steps(sql, changed)
+          transactions++
+          kinds.add(Object.getPrototypeOf(g))
+          return g
+        }),
+    })
+    const articles = articleWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteArticleSql(db))))
+    const comments = commentWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteCommentSql(db))))
+    const ann = await store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' })
+    const writer = { id: ann.id, usernameKey: 'ann' }
+    for (let i = 0; i < 3; i++) {
+      const { slug } = (await articles.create(writer, { title: `Steps ${i}`, description: 'd', body: 'b' })).row
+      await articles.setFavorite(writer, slug, true)
+      await articles.setFavorite(writer, slug, false)
+      await comments.add(ann.id, slug, 'c')
+    }
+    expect(transactions).toBe(12)
+    // create, setFavorite (both ways) and add: three generator functions
+    expect(kinds.size).toBe(3)
   })
 })
 

@@ -1,9 +1,10 @@
 import { type Actor, isAdminOr, type Writer } from '../auth/actor.ts'
 import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../cache/keys.ts'
-import { type Steps, wait, type Writes } from '../db/steps.ts'
+import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { firstFreeSuffix, RESERVED_SLUGS, slugify } from './slug.ts'
-import type { ArticleHead, ArticleWriteSql, ArticleWrites } from './store.ts'
+import type { ArticleChanges, NewArticle } from './schemas.ts'
+import type { ArticleHead, ArticleWriteSql, ArticleWrites, WrittenArticle } from './store.ts'
 
 /** Only its author edits an article. */
 export const mayEdit = (writer: Writer, article: { author_id: number }): boolean => writer.id === article.author_id
@@ -46,49 +47,55 @@ function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): S
   return a
 }
 
-/** The writes of articles on either backend: every decision here, the SQL in `writes`' primitives. */
+/** A new article under the next free slug for its title. */
+function* create(sql: ArticleWriteSql, changed: Changed, author: Writer, a: NewArticle): Steps<WrittenArticle> {
+  yield* wait(sql.lockSlugs())
+  const slug = yield* freeSlug(sql, a.title)
+  const { title, description, body } = a
+  const id = yield* wait(sql.insert({ slug, title, description, body, author: author.id, now: Date.now() }))
+  const tags = a.tagList ?? []
+  if (tags.length) yield* wait(sql.setTags(id, tags, false))
+  changed(articleCreated(author, tags))
+  return yield* wait(sql.written(id, author.id))
+}
+
+/** The author's changes; a new title gives a new slug (see newSlugNeeded). */
+function* update(sql: ArticleWriteSql, changed: Changed, viewer: Writer, slug: string, c: ArticleChanges): Steps<WrittenArticle> {
+  const a = yield* found(sql, slug, 'update')
+  if (!mayEdit(viewer, a)) throw forbidden('article')
+  let newSlug = a.slug
+  if (newSlugNeeded(a.title, c.title)) {
+    yield* wait(sql.lockSlugs())
+    newSlug = yield* freeSlug(sql, c.title)
+  }
+  const before = c.tagList ? yield* wait(sql.tagsOf(a.id)) : []
+  const { title = null, description = null, body = null } = c
+  yield* wait(sql.update(a.id, { slug: newSlug, title, description, body, now: Date.now() }))
+  if (c.tagList) yield* wait(sql.setTags(a.id, c.tagList, true))
+  changed(articleEdited(a.id, c.tagList ? tagsDiff(before, c.tagList) : []))
+  return yield* wait(sql.written(a.id, viewer.id))
+}
+
+function* remove(sql: ArticleWriteSql, changed: Changed, actor: Actor, slug: string): Steps<void> {
+  const a = yield* found(sql, slug, 'update')
+  if (!mayDelete(actor, a)) throw forbidden('article')
+  yield* wait(sql.remove(a.id))
+  changed(articleDeleted(a.id))
+}
+
+function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Writer, slug: string, on: boolean): Steps<WrittenArticle> {
+  // the article stays until this transaction ends: the favorite refers to it
+  const { id } = yield* found(sql, slug, 'share')
+  if (yield* wait(sql.setFavorite(user.id, id, on))) changed(favoriteChanged(id, user.id, user.usernameKey))
+  return yield* wait(sql.written(id, user.id))
+}
+
+/** The writes of articles on either backend: every decision above, the SQL in `writes`' primitives. */
 export function articleWrites(writes: Writes<ArticleWriteSql>): ArticleWrites {
   return {
-    create: (author, a) =>
-      writes.transaction(function* (sql, changed) {
-        yield* wait(sql.lockSlugs())
-        const slug = yield* freeSlug(sql, a.title)
-        const { title, description, body } = a
-        const id = yield* wait(sql.insert({ slug, title, description, body, author: author.id, now: Date.now() }))
-        const tags = a.tagList ?? []
-        if (tags.length) yield* wait(sql.setTags(id, tags, false))
-        changed(articleCreated(author, tags))
-        return yield* wait(sql.written(id, author.id))
-      }),
-    update: (viewer, slug, c) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* found(sql, slug, 'update')
-        if (!mayEdit(viewer, a)) throw forbidden('article')
-        let newSlug = a.slug
-        if (newSlugNeeded(a.title, c.title)) {
-          yield* wait(sql.lockSlugs())
-          newSlug = yield* freeSlug(sql, c.title)
-        }
-        const before = c.tagList ? yield* wait(sql.tagsOf(a.id)) : []
-        const { title = null, description = null, body = null } = c
-        yield* wait(sql.update(a.id, { slug: newSlug, title, description, body, now: Date.now() }))
-        if (c.tagList) yield* wait(sql.setTags(a.id, c.tagList, true))
-        changed(articleEdited(a.id, c.tagList ? tagsDiff(before, c.tagList) : []))
-        return yield* wait(sql.written(a.id, viewer.id))
-      }),
-    delete: (actor, slug) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* found(sql, slug, 'update')
-        if (!mayDelete(actor, a)) throw forbidden('article')
-        yield* wait(sql.remove(a.id))
-        changed(articleDeleted(a.id))
-      }),
-    setFavorite: (user, slug, on) =>
-      writes.transaction(function* (sql, changed) {
-        // the article stays until this transaction ends: the favorite refers to it
-        const { id } = yield* found(sql, slug, 'share')
-        if (yield* wait(sql.setFavorite(user.id, id, on))) changed(favoriteChanged(id, user.id, user.usernameKey))
-        return yield* wait(sql.written(id, user.id))
-      }),
+    create: (author, a) => writes.transaction((sql, changed) => create(sql, changed, author, a)),
+    update: (viewer, slug, c) => writes.transaction((sql, changed) => update(sql, changed, viewer, slug, c)),
+    delete: (actor, slug) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug)),
+    setFavorite: (user, slug, on) => writes.transaction((sql, changed) => setFavorite(sql, changed, user, slug, on)),
   }
 }

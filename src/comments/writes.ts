@@ -2,7 +2,7 @@ import { type Actor, isAdminOr } from '../auth/actor.ts'
 import { keys } from '../cache/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
-import type { CommentWriteSql, CommentWrites } from './store.ts'
+import type { CommentRow, CommentWriteSql, CommentWrites } from './store.ts'
 
 /** Comment ids are positive int4s on both backends (PostgreSQL's column): any other number names no comment. */
 const isCommentId = (id: number): boolean => Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1
@@ -31,28 +31,31 @@ function* removeFound(sql: CommentWriteSql, changed: Changed, actor: Actor, id: 
   changed([keys.comments(c.article.id)])
 }
 
-/** The writes of comments on either backend: every decision here, the SQL in `writes`' primitives. */
+function* add(sql: CommentWriteSql, changed: Changed, viewer: number, slug: string, body: string): Steps<CommentRow> {
+  const a = yield* article(sql, slug)
+  const comment = yield* wait(sql.insert(a.id, viewer, body, Date.now()))
+  changed([keys.comments(a.id)])
+  return comment
+}
+
+function* remove(sql: CommentWriteSql, changed: Changed, actor: Actor, slug: string, id: number): Steps<void> {
+  const a = yield* article(sql, slug)
+  // an id of another article's comment is as unknown here as a missing one
+  const c = isCommentId(id) ? yield* wait(sql.find(id, a.id)) : null
+  yield* removeFound(sql, changed, actor, id, c && { ...c, article: a })
+}
+
+function* removeById(sql: CommentWriteSql, changed: Changed, actor: Actor, id: number): Steps<{ slug: string }> {
+  const c = isCommentId(id) ? yield* wait(sql.withArticle(id)) : null
+  yield* removeFound(sql, changed, actor, id, c)
+  return { slug: c!.article.slug }
+}
+
+/** The writes of comments on either backend: every decision above, the SQL in `writes`' primitives. */
 export function commentWrites(writes: Writes<CommentWriteSql>): CommentWrites {
   return {
-    add: (viewer, slug, body) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* article(sql, slug)
-        const comment = yield* wait(sql.insert(a.id, viewer, body, Date.now()))
-        changed([keys.comments(a.id)])
-        return comment
-      }),
-    delete: (actor, slug, id) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* article(sql, slug)
-        // an id of another article's comment is as unknown here as a missing one
-        const c = isCommentId(id) ? yield* wait(sql.find(id, a.id)) : null
-        yield* removeFound(sql, changed, actor, id, c && { ...c, article: a })
-      }),
-    deleteById: (actor, id) =>
-      writes.transaction(function* (sql, changed) {
-        const c = isCommentId(id) ? yield* wait(sql.withArticle(id)) : null
-        yield* removeFound(sql, changed, actor, id, c)
-        return { slug: c!.article.slug }
-      }),
+    add: (viewer, slug, body) => writes.transaction((sql, changed) => add(sql, changed, viewer, slug, body)),
+    delete: (actor, slug, id) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug, id)),
+    deleteById: (actor, id) => writes.transaction((sql, changed) => removeById(sql, changed, actor, id)),
   }
 }

@@ -8,6 +8,13 @@ import type { Awaitable } from './types.ts'
  * other requests' code run on the same connection in the middle of it. So
  * the same steps run synchronously there (runSync) and with an await per
  * operation on PostgreSQL (runAsync).
+ *
+ * A policy's steps are a generator function declared once (at module level),
+ * called per write with what the write needs: `(sql, changed) => create(sql,
+ * changed, author, a)`. A `function*` expression evaluated per write is a new
+ * function each time, whose generator objects take shapes of their own, and
+ * the optimizing JIT then throws the steps' compiled code away and compiles it
+ * again, write after write (docs/PERFORMANCE.md).
  */
 export type Steps<T> = Generator<unknown, T, unknown>
 

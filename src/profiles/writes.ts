@@ -1,17 +1,18 @@
 import { keys } from '../cache/keys.ts'
-import { wait, type Writes } from '../db/steps.ts'
+import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { unprocessable } from '../errors.ts'
 import type { ProfileWriteSql, ProfileWrites } from './store.ts'
 
-/** The write of follows on either backend: the rule and the change key decided here, the SQL in `writes`' primitive. */
+function* setFollowing(sql: ProfileWriteSql, changed: Changed, follower: number, followee: number, on: boolean): Steps<void> {
+  // both directions: following or unfollowing oneself is refused, never a silent 200
+  if (follower === followee) throw unprocessable({ profile: ['cannot follow yourself'] })
+  // the follower's `following` flags and feed; the followee sees nothing of it
+  if (yield* wait(sql.setFollowing(follower, followee, on))) changed([keys.viewer(follower)])
+}
+
+/** The write of follows on either backend: the rule and the change key decided above, the SQL in `writes`' primitive. */
 export function profileWrites(writes: Writes<ProfileWriteSql>): ProfileWrites {
   return {
-    setFollowing: (follower, followee, on) =>
-      writes.transaction(function* (sql, changed) {
-        // both directions: following or unfollowing oneself is refused, never a silent 200
-        if (follower === followee) throw unprocessable({ profile: ['cannot follow yourself'] })
-        // the follower's `following` flags and feed; the followee sees nothing of it
-        if (yield* wait(sql.setFollowing(follower, followee, on))) changed([keys.viewer(follower)])
-      }),
+    setFollowing: (follower, followee, on) => writes.transaction((sql, changed) => setFollowing(sql, changed, follower, followee, on)),
   }
 }

@@ -1,11 +1,11 @@
 import { type Actor, isAdminOr } from '../auth/actor.ts'
 import { userChanged } from '../cache/keys.ts'
 import { EVERYTHING } from '../cache/versions.ts'
-import { type Steps, wait, type Writes } from '../db/steps.ts'
+import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import type { Awaitable } from '../db/types.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { explainTaken } from './taken.ts'
-import type { UserWriteSql, UserWrites } from './store.ts'
+import type { AccountChanged, DeletedAccount, UserChanges, UserRow, UserWriteSql, UserWrites } from './store.ts'
 import { usernameKey } from './username.ts'
 
 /** Only the operator changes another account's password, locks it or deletes it (users change their own through `update`). */
@@ -30,75 +30,71 @@ function* administered(sql: UserWriteSql, actor: Actor, username: string): Steps
   return account
 }
 
-/** The writes of accounts on either backend: every decision here, the SQL in `writes`' primitives. */
+function* update(sql: UserWriteSql, changed: Changed, id: number, c: UserChanges): Steps<UserRow | null> {
+  const before = yield* wait(sql.nameKey(id))
+  if (before === null) return null
+  const user = yield* wait(sql.update(id, c))
+  // a new name changes the lists filtered by the old and the new one
+  const renamed = c.usernameKey !== undefined && c.usernameKey !== before
+  changed(userChanged(id, renamed ? { from: before, to: c.usernameKey! } : undefined))
+  return user
+}
+
+function* setPassword(sql: UserWriteSql, changed: Changed, actor: Actor, username: string, passwordHash: string): Steps<AccountChanged> {
+  const a = yield* administered(sql, actor, username)
+  // a new hash moves token_version: tokens issued before stop verifying
+  yield* wait(sql.update(a.id, { passwordHash }))
+  changed(userChanged(a.id))
+  return { id: a.id, username: a.username, changed: true }
+}
+
+function* setLocked(sql: UserWriteSql, changed: Changed, actor: Actor, username: string, locked: boolean): Steps<AccountChanged> {
+  const a = yield* administered(sql, actor, username)
+  if (a.locked === locked) return { id: a.id, username: a.username, changed: false }
+  yield* wait(sql.setLockedAt(a.id, locked ? Date.now() : null))
+  // Locking revokes the tokens, so the one check every token goes through
+  // (its version) refuses them; unlocking does not bring them back.
+  if (locked) yield* wait(sql.revokeTokens(a.id))
+  // the user's key drops the tokens verified earlier, on every instance
+  changed(userChanged(a.id))
+  return { id: a.id, username: a.username, changed: true }
+}
+
+function* remove(sql: UserWriteSql, changed: Changed, actor: Actor, username: string, withContent: boolean): Steps<DeletedAccount> {
+  const a = yield* administered(sql, actor, username)
+  const n = yield* wait(sql.counts(a.id))
+  if (!withContent && (n.articles > 0 || n.comments > 0)) throw new AccountHasContent(a.username, n.articles, n.comments)
+  yield* wait(sql.remove(a.id))
+  // Such a deletion touches any list, article (favorite counts), comment
+  // list, profile and viewer: rare enough to drop every cache rather than
+  // name each key.
+  changed([EVERYTHING])
+  const { articles, comments, favorites, followers, following } = n
+  return { id: a.id, username: a.username, articles, comments, favorites, follows: followers + following }
+}
+
+/** The writes of accounts on either backend: every decision above, the SQL in `writes`' primitives. */
 export function userWrites(writes: Writes<UserWriteSql>): UserWrites {
   /**
    * A write that a unique constraint may refuse. Then (its transaction rolled
    * back) the 422 names every taken field, not only the one the database
    * tripped on.
    */
-  const unique = <T>(write: () => Awaitable<T>, id: number, email?: string, key?: string): Awaitable<T> =>
-    writes.run(
-      (function* () {
-        try {
-          return yield* wait(write())
-        } catch (e) {
-          if (!writes.isUniqueViolation(e)) throw e
-          throw explainTaken(yield* wait(writes.transaction((sql) => wait(sql.taken(id, email ?? null, key ?? null)))))
-        }
-      })(),
-    )
+  function* unique<T>(write: () => Awaitable<T>, id: number, email?: string, key?: string): Steps<T> {
+    try {
+      return yield* wait(write())
+    } catch (e) {
+      if (!writes.isUniqueViolation(e)) throw e
+      throw explainTaken(yield* wait(writes.transaction((sql) => wait(sql.taken(id, email ?? null, key ?? null)))))
+    }
+  }
 
   return {
-    create: (u) => unique(() => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey),
+    create: (u) => writes.run(unique(() => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey)),
     update: (id, c) =>
-      unique(
-        () =>
-          writes.transaction(function* (sql, changed) {
-            const before = yield* wait(sql.nameKey(id))
-            if (before === null) return null
-            const user = yield* wait(sql.update(id, c))
-            // a new name changes the lists filtered by the old and the new one
-            const renamed = c.usernameKey !== undefined && c.usernameKey !== before
-            changed(userChanged(id, renamed ? { from: before, to: c.usernameKey! } : undefined))
-            return user
-          }),
-        id,
-        c.email,
-        c.usernameKey,
-      ),
-    setPassword: (actor, username, passwordHash) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* administered(sql, actor, username)
-        // a new hash moves token_version: tokens issued before stop verifying
-        yield* wait(sql.update(a.id, { passwordHash }))
-        changed(userChanged(a.id))
-        return { id: a.id, username: a.username, changed: true }
-      }),
-    setLocked: (actor, username, locked) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* administered(sql, actor, username)
-        if (a.locked === locked) return { id: a.id, username: a.username, changed: false }
-        yield* wait(sql.setLockedAt(a.id, locked ? Date.now() : null))
-        // Locking revokes the tokens, so the one check every token goes through
-        // (its version) refuses them; unlocking does not bring them back.
-        if (locked) yield* wait(sql.revokeTokens(a.id))
-        // the user's key drops the tokens verified earlier, on every instance
-        changed(userChanged(a.id))
-        return { id: a.id, username: a.username, changed: true }
-      }),
-    delete: (actor, username, withContent) =>
-      writes.transaction(function* (sql, changed) {
-        const a = yield* administered(sql, actor, username)
-        const n = yield* wait(sql.counts(a.id))
-        if (!withContent && (n.articles > 0 || n.comments > 0)) throw new AccountHasContent(a.username, n.articles, n.comments)
-        yield* wait(sql.remove(a.id))
-        // Such a deletion touches any list, article (favorite counts), comment
-        // list, profile and viewer: rare enough to drop every cache rather than
-        // name each key.
-        changed([EVERYTHING])
-        const { articles, comments, favorites, followers, following } = n
-        return { id: a.id, username: a.username, articles, comments, favorites, follows: followers + following }
-      }),
+      writes.run(unique(() => writes.transaction((sql, changed) => update(sql, changed, id, c)), id, c.email, c.usernameKey)),
+    setPassword: (actor, username, hash) => writes.transaction((sql, changed) => setPassword(sql, changed, actor, username, hash)),
+    setLocked: (actor, username, locked) => writes.transaction((sql, changed) => setLocked(sql, changed, actor, username, locked)),
+    delete: (actor, username, withContent) => writes.transaction((sql, changed) => remove(sql, changed, actor, username, withContent)),
   }
 }
