@@ -51,6 +51,12 @@ export class SqliteChanges implements ChangeFeed {
   private readonly edits
   private readonly serviceWrites
   private readonly serviceWrote
+  /**
+   * The body of every `write`, made into a transaction function once (bun:sqlite's
+   * `db.transaction()` builds four wrappers each time it is called): marks the
+   * transaction as the service's, runs `fn`, appends the keys it changed.
+   */
+  private readonly transaction
   private lastSeen = -1
   /** `writer.edits` when this process last looked */
   private editsSeen = 0
@@ -77,6 +83,13 @@ export class SqliteChanges implements ChangeFeed {
     // nested writes (savepoints) count up and down: the mark is 0 again only when the outermost ends
     this.serviceWrites = db.prepare('UPDATE writer SET service = service + 1')
     this.serviceWrote = db.prepare('UPDATE writer SET service = service - 1')
+    this.transaction = db.transaction((fn: (changed: (keys: readonly number[]) => void) => unknown, changed: number[]) => {
+      this.serviceWrites.run()
+      const out = fn((k) => void changed.push(...k))
+      const seq = changed.length ? this.append.get(changed.join(' '), Date.now())!.seq : 0
+      this.serviceWrote.run()
+      return { out, seq }
+    })
     const newest = db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM changes').get()
     this.applied = newest?.seq ?? 0
     this.lastSeen = this.dataVersion.get()!.data_version
@@ -90,18 +103,10 @@ export class SqliteChanges implements ChangeFeed {
    */
   write<T>(fn: (changed: (keys: readonly number[]) => void) => T): T {
     const changed: number[] = []
-    let seq = 0
-    const tx = this.db.transaction(() => {
-      this.serviceWrites.run()
-      const out = fn((k) => void changed.push(...k))
-      if (changed.length) seq = this.append.get(changed.join(' '), Date.now())!.seq
-      this.serviceWrote.run()
-      return out
-    })
     dbStats.writes++
-    let out: T
+    let done: { out: unknown; seq: number }
     try {
-      out = tx.immediate()
+      done = this.transaction.immediate(fn, changed)
     } catch (e) {
       const code = String((e as { code?: unknown }).code ?? '')
       if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) dbStats.busy++
@@ -109,8 +114,8 @@ export class SqliteChanges implements ChangeFeed {
       throw e
     }
     // committed (a rolled-back row's number is handed out again, so only now is it ours)
-    if (seq) this.committed(seq, changed)
-    return out
+    if (done.seq) this.committed(done.seq, changed)
+    return done.out as T
   }
 
   /**
