@@ -1,4 +1,4 @@
-import type { Built } from '../cache/cache.ts'
+import { type Built, type Parts, partOf } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { Flights } from '../cache/flights.ts'
 import { keys } from '../cache/keys.ts'
@@ -118,8 +118,8 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     viewer: number,
     flags: ViewerFlags,
     favorited: ReadonlySet<number>,
-    items: { get(id: number): ArticleParts | undefined },
-    heads: { get(authorId: number): string | undefined },
+    items: Parts<number, ArticleParts>,
+    heads: Parts<number, string>,
     complete: boolean,
   ): Built<Body> | undefined {
     const { ids, total } = p.value
@@ -129,8 +129,8 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     let shown = 0
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!
-      const a = items.get(id)
-      const author = a === undefined ? undefined : heads.get(a.authorId)
+      const a = partOf(items, id)
+      const author = a === undefined ? undefined : partOf(heads, a.authorId)
       if (a === undefined || author === undefined) {
         if (complete) return undefined
         continue

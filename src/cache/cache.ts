@@ -74,7 +74,8 @@ export class DepCache<K extends string | number, V> {
       this.misses++
       return undefined
     }
-    if (!this.versions.revalidate(e)) {
+    // the common case (nothing bumped since it was last found valid) checked here, without a call
+    if (e.builtAt < this.versions.clock && !this.versions.revalidate(e)) {
       this.remove(key, e)
       this.misses++
       return undefined
@@ -127,3 +128,16 @@ export class DepCache<K extends string | number, V> {
 /** What a cached entry weighs besides its value: its key (UTF-16), its dependency list and its bookkeeping. */
 export const entryOverhead = (key: string | number, deps: readonly number[]): number =>
   (typeof key === 'string' ? key.length * 2 : 8) + deps.length * 16 + 64
+
+/** Where a composition takes its parts from: a cache, or the map a read filled (the fallback). */
+export type Parts<K extends string | number, V> = DepCache<K, V> | ReadonlyMap<K, V>
+
+/**
+ * A part from either kind. Two call sites, each of which only ever sees one
+ * kind of object, so the JIT inlines each lookup; one `from.get(key)` over
+ * both kinds is polymorphic, and the composition that calls it is compiled
+ * for neither.
+ */
+export function partOf<K extends string | number, V>(from: Parts<K, V>, key: K): V | undefined {
+  return from instanceof DepCache ? from.get(key) : from.get(key)
+}

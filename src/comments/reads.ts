@@ -1,4 +1,4 @@
-import { type Built, flat } from '../cache/cache.ts'
+import { type Built, flat, type Parts, partOf } from '../cache/cache.ts'
 import type { Caches, CommentPart, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
@@ -36,7 +36,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
     id: number,
     viewer: number,
     parts: readonly CommentPart[],
-    heads: { get(authorId: number): string | undefined },
+    heads: Parts<number, string>,
     flags: ViewerFlags,
     complete: boolean,
   ): Built<Body> | undefined {
@@ -45,7 +45,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
     const out: Pieces = [COMMENTS]
     for (let i = 0; i < parts.length; i++) {
       const c = parts[i]!
-      const author = heads.get(c.authorId)
+      const author = partOf(heads, c.authorId)
       if (author === undefined) {
         if (complete) return undefined
         continue
