@@ -74,8 +74,7 @@ export class DepCache<K extends string | number, V> {
       this.misses++
       return undefined
     }
-    // the common case (nothing bumped since it was last found valid) checked here, without a call
-    if (e.builtAt < this.versions.clock && !this.versions.revalidate(e)) {
+    if (!this.versions.revalidate(e)) {
       this.remove(key, e)
       this.misses++
       return undefined
