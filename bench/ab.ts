@@ -12,7 +12,8 @@
  * Besides req/s, it reports the server's CPU time per request, which other
  * processes on the machine disturb much less than throughput, and the ratios
  * within each round (A and B measured seconds apart), whose median drifts of
- * the machine's speed between rounds disturb less. On PostgreSQL
+ * the machine's speed between rounds disturb less, and the bytes each answer
+ * took on the wire (headers included: a header added to every answer shows). On PostgreSQL
  * each measurement gets its own database made from the seeded one (the
  * server's own CPU time then leaves out PostgreSQL's). Prints every
  * measurement and the medians; A/B ratios above 1 mean B is faster.
@@ -146,6 +147,7 @@ async function measure(which: 'A' | 'B') {
       p99: r.latencyMs.p99,
       errors: r.errorCount,
       usPerRequest: cpuUs / Math.max(1, r.requests),
+      bytesPerRequest: r.bytes / Math.max(1, r.requests),
       peakRssMb: rss.windowPeak() / 2 ** 20,
     }
   } finally {
@@ -217,7 +219,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
     results[which].push(m)
     console.log(
       `round ${round + 1} ${which}: ${Math.round(m.rps).toLocaleString('en').padStart(7)} req/s  p99 ${m.p99.toFixed(1)} ms  ` +
-        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  peak RSS ${m.peakRssMb.toFixed(0)} MB  errors ${m.errors}`,
+        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  peak RSS ${m.peakRssMb.toFixed(0)} MB  errors ${m.errors}  bytes/request ${m.bytesPerRequest.toFixed(0)}`,
     )
   }
 }
