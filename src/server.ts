@@ -3,6 +3,7 @@ import { WORKER_ENV } from './cluster.ts'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
+import { dbStats } from './db/types.ts'
 import { errorResponse } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { securityHeaders } from './http/headers.ts'
@@ -105,12 +106,17 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         clearInterval(maintenance)
         stopLag?.()
         if (config.shutdownDelayMs > 0) await Bun.sleep(config.shutdownDelayMs)
+        const graceEnd = performance.now() + config.shutdownGraceMs
         const drained = server.stop(false).then(() => true)
         const timedOut = Bun.sleep(config.shutdownGraceMs).then(() => false)
         if (!(await Promise.race([drained, timedOut]))) {
           logger.warn('in-flight requests did not finish in time; closing them', { graceMs: config.shutdownGraceMs })
           await server.stop(true)
         }
+        // A request whose client has gone holds no connection for the server to wait for, but its
+        // queries still run: closing the pool under them would fail them ("database unavailable",
+        // and a write not stored). They get what is left of the same grace.
+        while (dbStats.inFlight > 0 && performance.now() < graceEnd) await Bun.sleep(5)
         await upkeep?.stop()
         await store.close()
         logger.info('stopped')

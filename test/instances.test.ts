@@ -6,6 +6,7 @@ import { tcpProxy } from './support/tcp-proxy.ts'
 import {
   api,
   type ApiResponse,
+  installBinary,
   newCredentials,
   register,
   type Server,
@@ -566,4 +567,59 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }
   }, 20_000)
+})
+
+describe(`SIGTERM while clients that have gone still have queries running (${BACKEND})`, () => {
+  /**
+   * 64 clients read pages nobody read before (each a query) through a pool of
+   * 2, then all hang up at once and SIGTERM follows: their requests hold no
+   * connection the server waits for, but their queries are still queued for
+   * the pool. Closing the pool under them failed them ("database
+   * unavailable" logged for each, a write among them not stored). On SQLite,
+   * where reads answer synchronously, nothing is left running; the same
+   * checks hold. The moment matters (a query queued, or not, when the signal
+   * comes): up to five tries, each must be clean.
+   */
+  test('the queries finish before the pool closes: no "database unavailable", exit 0', async () => {
+    const db = await binaryDatabase()
+    const dir = installBinary(binary())
+    // pages with articles on them: reads that take the pool a moment
+    const seeded = await Bun.$`./conduit seed --db ${db.env.DATABASE_URL ?? 'conduit.db'} --users 100 --articles 2000 --seed 1`
+      .cwd(dir)
+      .quiet()
+      .nothrow()
+    expect(seeded.exitCode).toBe(0)
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const server = await startServer(binary(), {
+        dir,
+        env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_POOL_MAX: '2', ...db.env },
+      })
+      try {
+        const hangUp = new AbortController()
+        let sent = 0
+        let stopping = false
+        const clients = Array.from({ length: 64 }, async () => {
+          while (!stopping) {
+            const n = sent++
+            try {
+              const r = await fetch(`${server.url}/api/articles?offset=${n}&limit=${1 + (n % 20)}`, { signal: hangUp.signal })
+              await r.arrayBuffer()
+            } catch {
+              return
+            }
+          }
+        })
+        await Bun.sleep(800)
+        stopping = true
+        hangUp.abort()
+        const stopped = await server.stop('SIGTERM')
+        await Promise.all(clients)
+        expect(sent).toBeGreaterThan(64)
+        expect(stopped).toMatchObject({ code: 0, signal: null, timedOut: false })
+        expect(server.stdout() + server.stderr()).not.toContain('database unavailable')
+      } finally {
+        if (server.proc.exitCode === null) await server.stop('SIGKILL')
+      }
+    }
+  }, 60_000)
 })
