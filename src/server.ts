@@ -115,7 +115,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         }
         // A request whose client has gone holds no connection for the server to wait for, but its
         // queries still run: closing the pool under them would fail them ("database unavailable",
-        // and a write not stored). They get what is left of the same grace.
+        // a write included). They get what is left of the same grace.
         while (dbStats.inFlight > 0 && performance.now() < graceEnd) await Bun.sleep(5)
         await upkeep?.stop()
         await store.close()

@@ -575,10 +575,10 @@ describe(`SIGTERM while clients that have gone still have queries running (${BAC
    * 2, then all hang up at once and SIGTERM follows: their requests hold no
    * connection the server waits for, but their queries are still queued for
    * the pool. Closing the pool under them failed them ("database
-   * unavailable" logged for each, a write among them not stored). On SQLite,
-   * where reads answer synchronously, nothing is left running; the same
-   * checks hold. The moment matters (a query queued, or not, when the signal
-   * comes): up to five tries, each must be clean.
+   * unavailable" logged for each). On SQLite, where reads answer
+   * synchronously, nothing is left running; the same checks hold. The moment
+   * matters (a query queued, or not, when the signal comes): five tries,
+   * each must be clean.
    */
   test('the queries finish before the pool closes: no "database unavailable", exit 0', async () => {
     const db = await binaryDatabase()
