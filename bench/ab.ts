@@ -12,7 +12,9 @@
  * Besides req/s, it reports the server's CPU time per request, which other
  * processes on the machine disturb much less than throughput, and the ratios
  * within each round (A and B measured seconds apart), whose median drifts of
- * the machine's speed between rounds disturb less, and the bytes each answer
+ * the machine's speed between rounds disturb less (with a 90 % bootstrap
+ * interval: how far that median moves with the rounds the machine happened to
+ * give; bench/stats.ts), and the bytes each answer
  * took on the wire (headers included: a header added to every answer shows). On PostgreSQL
  * each measurement gets its own database made from the seeded one (the
  * server's own CPU time then leaves out PostgreSQL's). Prints every
@@ -32,6 +34,7 @@ import { parseArgs } from 'node:util'
 import { discover, endpoints, type EndpointName, type Fixture } from './endpoints.ts'
 import { freePort, installCleanup, onCleanup, processCpuUs, rssSampler, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
 import { DEFAULT_PG_URL, databaseUrl, PgAdmin, pgWorkName, pgWorkingCopy, seededDatabase, seededPostgres, workingCopy } from './seed.ts'
+import { median, withInterval } from './stats.ts'
 import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
 
 const { values } = parseArgs({
@@ -104,7 +107,6 @@ async function freshDatabase(which = ''): Promise<string> {
 
 let fixture: Fixture | undefined
 const AB_SECRET = 'bench-ab-signing-secret-of-at-least-32-characters'
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 /** The order of a round: A first in even rounds, B first in odd ones. */
 const orderOf = (round: number) => (round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const))
 
@@ -206,7 +208,7 @@ if (values.together) {
   console.log(`A ${values.a}: median ${median(us.A).toFixed(1)} µs of server CPU per request`)
   console.log(`B ${values.b}: median ${median(us.B).toFixed(1)} µs of server CPU per request`)
   console.log(
-    `B/A CPU per request: median ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}, B cheaper in ${ratios.filter((r) => r <= 1).length} of ${ratios.length}); as throughput: ${(1 / median(ratios)).toFixed(3)}`,
+    `B/A CPU per request: median ${withInterval(ratios)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}, B cheaper in ${ratios.filter((r) => r <= 1).length} of ${ratios.length}); as throughput: ${(1 / median(ratios)).toFixed(3)}`,
   )
   await runCleanups()
   process.exit(0)
@@ -249,8 +251,8 @@ const paired = (get: (m: (typeof results.A)[number]) => number) => results.B.map
 const rpsPairs = paired((m) => m.rps)
 const usPairs = paired((m) => m.usPerRequest)
 console.log(
-  `B/A within each round: throughput median ${median(rpsPairs).toFixed(3)} (B ahead in ${rpsPairs.filter((r) => r >= 1).length} of ${rpsPairs.length}), ` +
-    `CPU per request median ${median(usPairs).toFixed(3)}`,
+  `B/A within each round: throughput median ${withInterval(rpsPairs)} (B ahead in ${rpsPairs.filter((r) => r >= 1).length} of ${rpsPairs.length}), ` +
+    `CPU per request median ${withInterval(usPairs)}`,
 )
 await runCleanups()
 process.exit(0)
