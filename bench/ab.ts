@@ -14,10 +14,10 @@
  * within each round (A and B measured seconds apart), whose median drifts of
  * the machine's speed between rounds disturb less (with a 90 % bootstrap
  * interval: how far that median moves with the rounds the machine happened to
- * give; bench/stats.ts), and the bytes each answer
- * took on the wire (headers included: a header added to every answer shows). On PostgreSQL
- * each measurement gets its own database made from the seeded one (the
- * server's own CPU time then leaves out PostgreSQL's). Prints every
+ * give; bench/stats.ts), and the bytes each answer took on the wire (headers
+ * included: a header added to every answer shows). On PostgreSQL each
+ * measurement gets its own database made from the seeded one (the server's
+ * own CPU time then leaves out PostgreSQL's). Prints every
  * measurement and the medians; A/B ratios above 1 mean B is faster.
  * `--a-env` / `--b-env` (repeatable) add to one side's environment: the same
  * binary twice, B with a setting on (`--b-env METRICS_TOKEN=x`).
