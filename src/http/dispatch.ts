@@ -143,27 +143,45 @@ export function fastRoutes(compiled: readonly Compiled[]): (path: string) => Fas
  * segment that does not decode is left to the router, which answers 404),
  * one trailing `/` ignored, a route with fewer parameters first
  * (`/articles/feed` before `/articles/:slug`). Anything it does not match is
- * left to the router.
+ * left to the router. A path without parameters is one map lookup; the
+ * others are tried in order, their static segments first, and a parameters
+ * object is made only for the route that matches (this runs for every
+ * request whose body is not kept).
  */
 export function routeMatcher(compiled: readonly Compiled[]): (path: string) => FastMatch | undefined {
   const reads = compiled
-    .map((c) => ({ compiled: c, segments: c.template.split('/') }))
+    .map((c) => {
+      const segments = c.template.split('/')
+      // each segment's parameter name, or null for a static one
+      const names = segments.map((s) => (s.startsWith(':') ? s.slice(1) : null))
+      return { compiled: c, segments, names }
+    })
     .sort((a, b) => params(a.segments) - params(b.segments))
+  const exact = new Map<string, FastMatch>()
+  for (const r of reads) {
+    const path = r.segments.join('/')
+    if (!r.names.some((n) => n !== null) && !exact.has(path)) exact.set(path, { compiled: r.compiled, params: {} })
+  }
+  const withParams = reads.filter((r) => r.names.some((n) => n !== null))
   return (path) => {
-    const parts = (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).split('/')
-    for (const r of reads) {
+    const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+    const found = exact.get(trimmed)
+    // a fresh params object each time: the caller may keep it
+    if (found !== undefined) return { compiled: found.compiled, params: {} }
+    const parts = trimmed.split('/')
+    next: for (const r of withParams) {
       if (r.segments.length !== parts.length) continue
-      let out: Record<string, string> | undefined = {}
-      for (let i = 0; i < parts.length && out; i++) {
-        const s = r.segments[i]!
+      for (let i = 0; i < parts.length; i++) if (r.names[i] === null && r.segments[i] !== parts[i]) continue next
+      const out: Record<string, string> = {}
+      for (let i = 0; i < parts.length; i++) {
+        const name = r.names[i]
+        if (name === null || name === undefined) continue
         const part = parts[i]!
-        if (s.startsWith(':')) {
-          const value = part.length ? decodeSegment(part) : undefined
-          if (value === undefined) out = undefined
-          else out[s.slice(1)] = value
-        } else if (s !== part) out = undefined
+        const value = part.length ? decodeSegment(part) : undefined
+        if (value === undefined) continue next
+        out[name] = value
       }
-      if (out) return { compiled: r.compiled, params: out }
+      return { compiled: r.compiled, params: out }
     }
     return undefined
   }

@@ -13,7 +13,7 @@ import { type Exits, FRAMEWORK } from './exit.ts'
 import { securityHeaders } from './headers.ts'
 import { REQUEST_ID, type RequestIds } from './request-id.ts'
 import type { ResponseCache } from './responses.ts'
-import { canonicalRequest, isApi, pathOf, searchOf } from './url.ts'
+import { canonicalRequest, isApi, pathAndQuery, pathOf } from './url.ts'
 
 interface Deps {
   config: Config
@@ -61,30 +61,32 @@ export function requestEntry(d: Deps) {
     if (request.method !== 'GET') return undefined
     const viewer = d.tokens.verified(request.headers.get('authorization') ?? undefined)
     if (viewer === undefined) return undefined
-    const url = request.url
-    const hit = d.responses.peek(viewer, url)
+    // the path with query, found once: what answers are kept under, and where path and query part
+    const key = pathAndQuery(request.url)
+    const hit = d.responses.peekKey(viewer, key)
     if (hit !== undefined) return ok(request, hit, d.responses.route, t0)
-    return composed(request, url, viewer, t0)
+    return composed(request, key, viewer, t0)
   }
   /** A plain GET whose body is not kept: the declared read's own answer, composed from cached parts or read (see cachedAnswer). */
-  const composed = (request: Request, url: string, viewer: number, t0: number): Response | Promise<Response> | undefined => {
-    const m = d.match(pathOf(url))
+  const composed = (request: Request, key: string, viewer: number, t0: number): Response | Promise<Response> | undefined => {
+    const q = key.indexOf('?')
+    const m = d.match(q < 0 ? key : key.slice(0, q))
     if (m === undefined) return undefined
     const { route, readQuery } = m.compiled
     if (route.auth === 'required' && viewer === 0) return undefined
     // a route that looks at no token answers everyone as it answers the anonymous
     if (route.auth === 'none') viewer = 0
-    const q = readQuery(searchOf(url))
-    if (!q.ok) return undefined
-    const input = { params: m.params, query: q.value }
+    const query = readQuery(q < 0 ? '' : key.slice(q + 1))
+    if (!query.ok) return undefined
+    const input = { params: m.params, query: query.value }
     const at = d.caches.versions.clock
     const built = answerRead(route.read!, input, viewer)
-    const keep = q.known
+    const keep = query.known
     const label = m.compiled.label
     if (!(built instanceof Promise))
-      return ok(request, keep ? d.responses.keep(viewer, url, built, at, label) : text(built.value), label, t0)
+      return ok(request, keep ? d.responses.keep(viewer, key, built, at, label) : text(built.value), label, t0)
     return built.then(
-      (b) => ok(request, keep ? d.responses.keep(viewer, url, b, at, label) : text(b.value), label, t0),
+      (b) => ok(request, keep ? d.responses.keep(viewer, key, b, at, label) : text(b.value), label, t0),
       (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
     )
   }

@@ -64,11 +64,12 @@ export class ResponseCache {
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
     // a copy: the caller awaits, and other answers kept meanwhile may write over the slab
-    const hit = this.peek(id, url)?.slice()
+    const key = cacheKey(url)
+    const hit = this.peekKey(id, key)?.slice()
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(id)
-    if (keep) this.store(id, url, built, at, route)
+    if (keep) this.store(id, key, built, at, route)
     return text(built.value)
   }
 
@@ -78,7 +79,11 @@ export class ResponseCache {
    * `route` is the route label it was kept with.
    */
   peek(viewer: number, url: string): Uint8Array | undefined {
-    const key = cacheKey(url)
+    return this.peekKey(viewer, cacheKey(url))
+  }
+
+  /** As `peek`, by the URL's path with query (pathAndQuery): the request entry has it at hand. */
+  peekKey(viewer: number, key: string): Uint8Array | undefined {
     const { responses, viewerResponses } = this.caches
     if (viewer === 0) return this.found(responses, responses.get(key))
     const own = viewerResponses.get(`${viewer} ${key}`)
@@ -100,20 +105,19 @@ export class ResponseCache {
 
   /**
    * Keeps a body built for `viewer` from reads that started at clock `at`
-   * (the default: composed just now, all its parts valid at this moment)
-   * and returns it: the bytes kept (a view of a slab, to use at once), or
-   * the text when it was not kept.
+   * under `key`, the URL's path with query (pathAndQuery), and returns it:
+   * the bytes kept (a view of a slab, to use at once), or the text when it
+   * was not kept.
    */
-  keep(viewer: number, url: string, built: Built<Body>, at = this.caches.versions.clock, route = 0): Uint8Array | string {
-    return this.store(viewer, url, built, at, route) ?? text(built.value)
+  keep(viewer: number, key: string, built: Built<Body>, at: number, route: number): Uint8Array | string {
+    return this.store(viewer, key, built, at, route) ?? text(built.value)
   }
 
   /**
    * Keeps a body built from a read that started at `at`: as the anonymous one
    * when the viewer's flags show nowhere in it. Returns the bytes kept.
    */
-  private store(viewer: number, url: string, built: Built<Body>, at: number, route: number): Uint8Array | undefined {
-    const key = cacheKey(url)
+  private store(viewer: number, key: string, built: Built<Body>, at: number, route: number): Uint8Array | undefined {
     if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at, route)
     if (!this.isOwn(key)) {
       const flags = this.caches.viewers.get(viewer)
