@@ -47,7 +47,7 @@ const servers = await Promise.all(
     const child = spawn(['bun', join(ROOT, 'bench/bare-server.ts'), mode, String(port)], { core: 0, stdout: 'ignore' })
     const base = `http://127.0.0.1:${port}`
     await waitForAnswer(`${base}/`, t0, child)
-    return { which, mode, child, base }
+    return { child, base }
   }),
 )
 const load = (base: string, durationS: number, phase: 'w' | 'm') =>

@@ -154,20 +154,17 @@ export function routeMatcher(compiled: readonly Compiled[]): (path: string) => F
       const segments = c.template.split('/')
       // each segment's parameter name, or null for a static one
       const names = segments.map((s) => (s.startsWith(':') ? s.slice(1) : null))
-      return { compiled: c, segments, names }
+      return { compiled: c, segments, names, static: names.every((n) => n === null) }
     })
     .sort((a, b) => params(a.segments) - params(b.segments))
-  const exact = new Map<string, FastMatch>()
-  for (const r of reads) {
-    const path = r.segments.join('/')
-    if (!r.names.some((n) => n !== null) && !exact.has(path)) exact.set(path, { compiled: r.compiled, params: {} })
-  }
-  const withParams = reads.filter((r) => r.names.some((n) => n !== null))
+  // the paths without parameters, each to its first route
+  const exact = new Map<string, Compiled>()
+  for (const r of reads) if (r.static && !exact.has(r.compiled.template)) exact.set(r.compiled.template, r.compiled)
+  const withParams = reads.filter((r) => !r.static)
   return (path) => {
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
     const found = exact.get(trimmed)
-    // a fresh params object each time: the caller may keep it
-    if (found !== undefined) return { compiled: found.compiled, params: {} }
+    if (found !== undefined) return { compiled: found, params: {} }
     const parts = trimmed.split('/')
     next: for (const r of withParams) {
       if (r.segments.length !== parts.length) continue

@@ -63,7 +63,7 @@ export function requestEntry(d: Deps) {
     if (viewer === undefined) return undefined
     // the path with query, found once: what answers are kept under, and where path and query part
     const key = pathAndQuery(request.url)
-    const hit = d.responses.peekKey(viewer, key)
+    const hit = d.responses.peek(viewer, key)
     if (hit !== undefined) return ok(request, hit, d.responses.route, t0)
     return composed(request, key, viewer, t0)
   }

@@ -65,7 +65,7 @@ export class ResponseCache {
     const id = viewer?.id ?? 0
     // a copy: the caller awaits, and other answers kept meanwhile may write over the slab
     const key = cacheKey(url)
-    const hit = this.peekKey(id, key)?.slice()
+    const hit = this.peek(id, key)?.slice()
     if (hit) return hit
     const at = this.caches.versions.clock
     const built = await build(id)
@@ -74,16 +74,12 @@ export class ResponseCache {
   }
 
   /**
-   * The body `viewer` (0: anonymous) gets at `url`, if cached and still
-   * valid: a view of a slab, to use at once (see SlabCache.get). On a hit,
-   * `route` is the route label it was kept with.
+   * The body `viewer` (0: anonymous) gets at `key`, the URL's path with
+   * query (pathAndQuery), if cached and still valid: a view of a slab, to
+   * use at once (see SlabCache.get). On a hit, `route` is the route label it
+   * was kept with.
    */
-  peek(viewer: number, url: string): Uint8Array | undefined {
-    return this.peekKey(viewer, cacheKey(url))
-  }
-
-  /** As `peek`, by the URL's path with query (pathAndQuery): the request entry has it at hand. */
-  peekKey(viewer: number, key: string): Uint8Array | undefined {
+  peek(viewer: number, key: string): Uint8Array | undefined {
     const { responses, viewerResponses } = this.caches
     if (viewer === 0) return this.found(responses, responses.get(key))
     const own = viewerResponses.get(`${viewer} ${key}`)
