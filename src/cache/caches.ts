@@ -47,26 +47,30 @@ export function createCaches(versions: Versions, scale = 1) {
     )
   return {
     versions,
-    /** finished bodies of successful anonymous GETs, per URL, in one slab (12 MiB, and 4 for keys and dependency lists) */
-    responses: slab(8_000, 12, 4),
+    /**
+     * finished bodies of successful anonymous GETs, per URL, in one slab (24 MiB, and 4 for keys
+     * and dependency lists): the largest share, as a hit here costs nearly nothing and a miss a
+     * composition (docs/PERFORMANCE.md, "Where the cache budget goes")
+     */
+    responses: slab(16_000, 24, 4),
     /** finished bodies of successful signed-in GETs, per viewer and URL, in a slab of their own (6 MiB, and 2) */
     viewerResponses: slab(4_000, 6, 2),
     /** a page's article ids and count, per filter and page (viewer-independent) */
-    pages: cache<string, PageIds>(20_000, 6, (p) => 24 + p.ids.length * 8),
+    pages: cache<string, PageIds>(20_000, 5, (p) => 24 + p.ids.length * 8),
     /** list items without body, per article */
     items: cache<number, ArticleParts>(40_000, 14, (p) => p.head.length * 2 + 48),
     /** whole articles (with body), per article */
     articles: cache<number, ArticleParts>(8_000, 10, (p) => p.head.length * 2 + 48),
     /** slug -> article id and author */
-    slugs: cache<string, { id: number; author_id: number }>(40_000, 6, () => 48),
+    slugs: cache<string, { id: number; author_id: number }>(40_000, 4, () => 48),
     /** an author's profile up to `following`, per user */
-    authors: cache<number, string>(20_000, 4),
+    authors: cache<number, string>(20_000, 3),
     /** users by normalised name */
-    profiles: cache<string, AuthorRow>(20_000, 4, (u) => (u.username.length + (u.bio?.length ?? 0) + (u.image?.length ?? 0)) * 2 + 64),
+    profiles: cache<string, AuthorRow>(20_000, 3, (u) => (u.username.length + (u.bio?.length ?? 0) + (u.image?.length ?? 0)) * 2 + 64),
     /** a signed-in viewer's follows and favorites */
-    viewers: cache<number, ViewerFlags>(5_000, 8, (f) => 64 + (f.followees.size + (f.favorites?.size ?? 0)) * 16),
+    viewers: cache<number, ViewerFlags>(5_000, 4, (f) => 64 + (f.followees.size + (f.favorites?.size ?? 0)) * 16),
     /** an article's comments, oldest first */
-    comments: cache<number, CommentPart[]>(10_000, 8, (cs) => cs.reduce((n, c) => n + c.head.length * 2 + 32, 32)),
+    comments: cache<number, CommentPart[]>(10_000, 5, (cs) => cs.reduce((n, c) => n + c.head.length * 2 + 32, 32)),
     /** verified tokens (only ever fully verified ones) */
     tokens: cache<string, VerifiedToken>(20_000, 6, () => 96),
   }
