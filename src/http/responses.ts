@@ -63,8 +63,9 @@ export class ResponseCache {
     route = 0,
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
+    // keyed by path with query: the Host header names no different content
+    const key = pathAndQuery(url)
     // a copy: the caller awaits, and other answers kept meanwhile may write over the slab
-    const key = cacheKey(url)
     const hit = this.peek(id, key)?.slice()
     if (hit) return hit
     const at = this.caches.versions.clock
@@ -153,6 +154,3 @@ function showsNone(deps: readonly number[], flags: ViewerFlags): boolean {
   }
   return true
 }
-
-/** Keyed by path with query (and viewer, in their slab): the Host header names no different content. */
-const cacheKey = pathAndQuery
