@@ -3,7 +3,7 @@ import { t } from 'elysia'
 import { existsSync, rmSync } from 'node:fs'
 import { type App, createApp } from '../src/app.ts'
 import { signToken } from '../src/auth/jwt.ts'
-import { DepCache } from '../src/cache/cache.ts'
+import { DepCache, entryOverhead } from '../src/cache/cache.ts'
 import { Flights } from '../src/cache/flights.ts'
 import { SlabCache } from '../src/cache/slab.ts'
 import { mulberry32 } from '../src/random.ts'
@@ -324,6 +324,50 @@ describe('DepCache', () => {
     const cache = new DepCache<number, number>(versions, 2, 1 << 20)
     for (const k of [1, 2, 3]) cache.set(k, { value: k * 10, deps: [] }, versions.clock)
     expect([cache.get(1), cache.get(2), cache.get(3)]).toEqual([undefined, 20, 30])
+  })
+
+  test('evicts in the order of a Map kept in recency order: oldest first, a read in the older half moving to the young end', () => {
+    // the reference: the order kept by the Map itself (delete and set again to move), as the
+    // cache did before it kept a queue of its own; the same operations must keep the same entries
+    const versions = new Versions()
+    const maxEntries = 40
+    const maxBytes = 4096
+    const cache = new DepCache<number, string>(versions, maxEntries, maxBytes)
+    const model = new Map<number, { value: string; seq: number; size: number }>()
+    let seq = 0
+    let bytes = 0
+    const random = mulberry32(23)
+    for (let op = 0; op < 20_000; op++) {
+      const key = Math.floor(random() * random() * 120)
+      if (random() < 0.6) {
+        const e = model.get(key)
+        if (e !== undefined && seq - e.seq > model.size >> 1) {
+          model.delete(key)
+          e.seq = ++seq
+          model.set(key, e)
+        }
+        expect(cache.get(key)).toBe(e?.value)
+      } else {
+        const value = 'v'.repeat(Math.floor(random() * 60))
+        cache.set(key, { value, deps: [] }, versions.clock)
+        const size = value.length * 2 + entryOverhead(key, [])
+        const old = model.get(key)
+        if (old) {
+          model.delete(key)
+          bytes -= old.size
+        }
+        while (model.size >= maxEntries || bytes + size > maxBytes) {
+          const [k, e] = model.entries().next().value!
+          model.delete(k)
+          bytes -= e.size
+        }
+        model.set(key, { value, seq: ++seq, size })
+        bytes += size
+      }
+      expect(cache.size).toBe(model.size)
+      expect(cache.weight).toBe(bytes)
+    }
+    expect(cache.hits).toBeGreaterThan(1000)
   })
 })
 

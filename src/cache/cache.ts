@@ -38,9 +38,22 @@ export const sizeOf = (v: unknown): number => (typeof v === 'string' ? v.length 
  * included (a long URL costs what it weighs). Eviction is oldest-first, but
  * an entry read while in the older half is moved to the young end, so what is
  * popular stays.
+ *
+ * The order is a queue of its own (keys with the `seq` they were queued
+ * under), never the Map's: a Map keeps what was deleted from it as holes
+ * until it grows again, and its iterator walks them from the start, so taking
+ * the oldest entry through `entries().next()`, as each eviction would, costs
+ * several microseconds in a full cache (docs/PERFORMANCE.md). A move queues
+ * the key again; a record whose entry has moved, been replaced or dropped
+ * since is stale and skipped, and the queue is compacted once stale records
+ * outnumber live ones.
  */
 export class DepCache<K extends string | number, V> {
   private readonly entries = new Map<K, Entry<V>>()
+  /** the eviction queue, oldest first from `first`: each record's key and the seq it was queued with */
+  private queuedKeys: K[] = []
+  private queuedSeqs: number[] = []
+  private first = 0
   private bytes = 0
   private seq = 0
   /** lookups that found a valid value, and those that did not (metrics) */
@@ -82,9 +95,8 @@ export class DepCache<K extends string | number, V> {
     this.hits++
     if (this.seq - e.seq > this.entries.size >> 1) {
       // in the older half: move to the young end
-      this.entries.delete(key)
       e.seq = ++this.seq
-      this.entries.set(key, e)
+      this.enqueue(key, e.seq)
     }
     return e.value
   }
@@ -105,17 +117,57 @@ export class DepCache<K extends string | number, V> {
     if (size > this.maxBytes) return
     const old = this.entries.get(key)
     if (old) this.remove(key, old)
-    while (this.entries.size >= this.maxEntries || this.bytes + size > this.maxBytes) {
-      const [oldKey, oldest] = this.entries.entries().next().value!
-      this.remove(oldKey, oldest)
-    }
-    this.entries.set(key, { value: built.value, deps: built.deps, builtAt, seq: ++this.seq, size })
+    while ((this.entries.size >= this.maxEntries || this.bytes + size > this.maxBytes) && this.evictOldest()) {}
+    const seq = ++this.seq
+    this.entries.set(key, { value: built.value, deps: built.deps, builtAt, seq, size })
+    this.enqueue(key, seq)
     this.bytes += size
   }
 
   clear(): void {
     this.entries.clear()
+    this.queuedKeys = []
+    this.queuedSeqs = []
+    this.first = 0
     this.bytes = 0
+  }
+
+  private enqueue(key: K, seq: number): void {
+    this.queuedKeys.push(key)
+    this.queuedSeqs.push(seq)
+    // records taken or stale outnumber the live ones (one per entry): keep only the live ones
+    if (this.queuedKeys.length > 2 * this.entries.size + 1024) this.compact()
+  }
+
+  /** Drops the oldest entry; false when there is none. */
+  private evictOldest(): boolean {
+    const keys = this.queuedKeys
+    while (this.first < keys.length) {
+      const key = keys[this.first]!
+      const seq = this.queuedSeqs[this.first++]!
+      const e = this.entries.get(key)
+      if (e !== undefined && e.seq === seq) {
+        this.remove(key, e)
+        return true
+      }
+    }
+    return false
+  }
+
+  private compact(): void {
+    const keys: K[] = []
+    const seqs: number[] = []
+    for (let i = this.first; i < this.queuedKeys.length; i++) {
+      const key = this.queuedKeys[i]!
+      const seq = this.queuedSeqs[i]!
+      if (this.entries.get(key)?.seq === seq) {
+        keys.push(key)
+        seqs.push(seq)
+      }
+    }
+    this.queuedKeys = keys
+    this.queuedSeqs = seqs
+    this.first = 0
   }
 
   private remove(key: K, e: Entry<V>): void {
