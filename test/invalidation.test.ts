@@ -65,8 +65,9 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect((await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.reader.token })).status).toBe(200)
     // the favoriter's feed lists the same articles: its ids stay cached, its flags change below
     expect(feedIds()).toBeDefined()
-    // nor does it change the article's comments
+    // nor does it change the article's comments, or its address: its slug finds it without a read
     expect(w.app.app.caches.comments.get(articleId)).toBeDefined()
+    expect(w.app.app.caches.slugs.get(w.slug)).toMatchObject({ id: articleId })
     expect((await get(w, `/api/articles/${w.slug}/comments`, w.reader)).comments).toEqual([])
     expect((await get(w, `/api/articles/${w.slug}`)).article.favoritesCount).toBe(1)
     expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.favorited).toBe(true)
@@ -112,6 +113,7 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect(res.status).toBe(200)
     const slug = res.body.article.slug
     expect(slug).not.toBe(w.slug)
+    expect(w.app.app.caches.slugs.get(w.slug)).toBeUndefined()
     for (const who of [undefined, w.reader, w.other]) {
       const token = who ? { token: who.token } : {}
       expect((await w.app.request('GET', `/api/articles/${w.slug}`, token)).status).toBe(404)

@@ -173,7 +173,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     const at = clock()
     const a = await store.articles.bySlug(slug)
     if (!a) throw notFound('article')
-    caches.slugs.set(slug, { value: a, deps: [keys.article(a.id)] }, at)
+    caches.slugs.set(slug, { value: a, deps: [keys.slugOf(a.id)] }, at)
     return a
   }
 

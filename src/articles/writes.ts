@@ -72,7 +72,7 @@ function* update(sql: ArticleWriteSql, changed: Changed, viewer: Writer, slug: s
   const { title = null, description = null, body = null } = c
   yield* wait(sql.update(a.id, { slug: newSlug, title, description, body, now: Date.now() }))
   if (c.tagList) yield* wait(sql.setTags(a.id, c.tagList, true))
-  changed(articleEdited(a.id, c.tagList ? tagsDiff(before, c.tagList) : []))
+  changed(articleEdited(a.id, newSlug !== a.slug, c.tagList ? tagsDiff(before, c.tagList) : []))
   return yield* wait(sql.written(a.id, viewer.id))
 }
 

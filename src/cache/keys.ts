@@ -16,10 +16,10 @@
  *   also the author and favorited lists under both names;
  * - new article: the newest-first list, its author's followers' feeds, its
  *   author's and its tags' lists, the tag list;
- * - article edit: the article; changed tags also those tags' lists and the
- *   tag list;
- * - article deleted: the article, its comments, and every list (it may sit in
- *   anyone's `favorited=` list).
+ * - article edit: the article; a new slug also its address; changed tags
+ *   also those tags' lists and the tag list;
+ * - article deleted: the article, its address, its comments, and every list
+ *   (it may sit in anyone's `favorited=` list).
  * No write changes another article's content.
  */
 /** A key is a number: its kind times 2^32, plus an id, or plus a 32-bit hash of a name. */
@@ -36,7 +36,14 @@ const named =
     kind * KIND + Bun.hash.crc32(name)
 
 export const keys = {
+  /** an article's content and counts (its text, tags, favoritesCount) */
   article: id(1),
+  /**
+   * an article's address: that it exists at its slug. What only needs the
+   * article found at a URL (the slug's id, its comment list) depends on this,
+   * not on `article`: a favorite, which changes the count, leaves it be.
+   */
+  slugOf: id(13),
   user: id(2),
   /** a viewer's follows: the `following` flags they see, their feed */
   viewer: id(3),
@@ -60,15 +67,16 @@ export function articleCreated(author: { id: number; usernameKey: string }, tags
   return [keys.newest, keys.articlesBy(author.id), keys.byAuthor(author.usernameKey), keys.tags, ...tags.map(keys.byTag)]
 }
 
-/** The keys an article edit changes; `tagsChanged`: tags removed or added. */
-export function articleEdited(id: number, tagsChanged: readonly string[]): Key[] {
+/** The keys an article edit changes; `moved`: it has a new slug; `tagsChanged`: tags removed or added. */
+export function articleEdited(id: number, moved: boolean, tagsChanged: readonly string[]): Key[] {
   const out: Key[] = [keys.article(id)]
+  if (moved) out.push(keys.slugOf(id))
   if (tagsChanged.length) out.push(keys.tags, ...tagsChanged.map(keys.byTag))
   return out
 }
 
 export function articleDeleted(id: number): Key[] {
-  return [keys.article(id), keys.comments(id), keys.anyList, keys.newest, keys.tags]
+  return [keys.article(id), keys.slugOf(id), keys.comments(id), keys.anyList, keys.newest, keys.tags]
 }
 
 export function favoriteChanged(articleId: number, userId: number, userKey: string): Key[] {

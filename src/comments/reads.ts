@@ -40,7 +40,7 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
     flags: ViewerFlags,
     complete: boolean,
   ): Built<Body> | undefined {
-    const deps = [keys.comments(id), keys.article(id)]
+    const deps = [keys.comments(id), keys.slugOf(id)]
     if (viewer) deps.push(keys.viewer(viewer))
     const out: Pieces = [COMMENTS]
     for (let i = 0; i < parts.length; i++) {
