@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { sqliteArticleSql } from '../src/articles/sqlite.ts'
 import { articleWrites } from '../src/articles/writes.ts'
 import { ADMIN } from '../src/auth/actor.ts'
-import { keys } from '../src/cache/keys.ts'
+import { fromLog, keys } from '../src/cache/keys.ts'
 import { EVERYTHING } from '../src/cache/versions.ts'
 import { sqliteCommentSql } from '../src/comments/sqlite.ts'
 import { commentWrites } from '../src/comments/writes.ts'
@@ -219,13 +219,15 @@ async function keysOfEveryStep(app: TestApp): Promise<[string, string[]][]> {
   for (const name of ['jake', 'ann', 'bob']) users.push(await registerUser(app, { username: name }))
   const [jake, ann, bob] = users as [RegisteredUser, RegisteredUser, RegisteredUser]
   const w: World = { app, jake, ann, bob }
-  const out: [string, string[]][] = [['register', (await app.db.all<{ keys: string }>('SELECT keys FROM changes')).map((r) => r.keys)]]
+  const out: [string, string[]][] = [
+    ['register', (await app.db.all<{ keys: string }>('SELECT keys FROM changes')).map((r) => fromLog(r.keys).join(' '))],
+  ]
   for (const step of STEPS) {
     const before = await app.db.count('SELECT coalesce(max(seq), 0) FROM changes')
     const res = await step.run(w)
     expect({ step: step.label, status: res.status }).toEqual({ step: step.label, status: step.status })
     const rows = await app.db.all<{ keys: string }>('SELECT keys FROM changes WHERE seq > ? ORDER BY seq', before)
-    out.push([step.label, rows.map((r) => r.keys)])
+    out.push([step.label, rows.map((r) => fromLog(r.keys).join(' '))])
   }
   return out
 }

@@ -62,6 +62,32 @@ export const keys = {
   tags: 11 * KIND,
 } as const
 
+/**
+ * The last key of every change-log row this version writes: its writer bumps
+ * `slugOf` itself. A row without it comes from an earlier version (during a
+ * rolling upgrade), which bumped `article` for an article's address too (a
+ * deletion, a new slug): each of its articles' addresses is bumped with it.
+ */
+const ADDRESSES_MARKED = 14 * KIND
+const ARTICLE = keys.article(0)
+
+/** A write's keys as its change-log row holds them. */
+export const logRow = (changed: readonly Key[]): string => `${changed.join(' ')} ${ADDRESSES_MARKED}`
+
+/** The keys a change-log row changed (see ADDRESSES_MARKED). */
+export function fromLog(row: string): Key[] {
+  const out = row.split(' ').map(Number)
+  if (out[out.length - 1] === ADDRESSES_MARKED) {
+    out.pop()
+    return out
+  }
+  for (let i = 0, n = out.length; i < n; i++) {
+    const k = out[i]!
+    if (k >= ARTICLE && k < ARTICLE + KIND) out.push(keys.slugOf(k - ARTICLE))
+  }
+  return out
+}
+
 /** The keys a new article changes. */
 export function articleCreated(author: { id: number; usernameKey: string }, tags: readonly string[]): Key[] {
   return [keys.newest, keys.articlesBy(author.id), keys.byAuthor(author.usernameKey), keys.tags, ...tags.map(keys.byTag)]

@@ -1,4 +1,5 @@
 import type { SQL, TransactionSQL } from 'bun'
+import { fromLog, logRow } from '../../cache/keys.ts'
 import { EVERYTHING, Versions } from '../../cache/versions.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
 import { guardedTransaction, read, write } from './client.ts'
@@ -100,7 +101,7 @@ export class PgChanges implements ChangeFeed {
         const result = await fn(tx, (k) => void changed.push(...k))
         let seq: string | undefined
         if (changed.length) {
-          const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${changed.join(' ')}, ${Date.now()}) RETURNING seq::text`
+          const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${logRow(changed)}, ${Date.now()}) RETURNING seq::text`
           seq = row.seq
         }
         return { result, seq }
@@ -201,7 +202,7 @@ export class PgChanges implements ChangeFeed {
       } else {
         const rows = (typeof row.rows === 'string' ? JSON.parse(row.rows) : row.rows) as [string, string][]
         for (const [seq, keys] of rows) {
-          if (!this.own.delete(seq)) this.versions.bump(keys.split(' ').map(Number))
+          if (!this.own.delete(seq)) this.versions.bump(fromLog(keys))
         }
         this.stats.rows += rows.length
         this.forgetOldOwn(now)

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { fromLog, logRow } from '../../cache/keys.ts'
 import { EVERYTHING, Versions } from '../../cache/versions.ts'
 import { dbStats } from '../types.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
@@ -86,7 +87,7 @@ export class SqliteChanges implements ChangeFeed {
     this.transaction = db.transaction((fn: (changed: (keys: readonly number[]) => void) => unknown, changed: number[]) => {
       this.serviceWrites.run()
       const out = fn((k) => void changed.push(...k))
-      const seq = changed.length ? this.append.get(changed.join(' '), Date.now())!.seq : 0
+      const seq = changed.length ? this.append.get(logRow(changed), Date.now())!.seq : 0
       this.serviceWrote.run()
       return { out, seq }
     })
@@ -174,7 +175,7 @@ export class SqliteChanges implements ChangeFeed {
       this.versions.bumpAll()
       this.stats.resets++
     } else {
-      for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(r.keys.split(' ').map(Number))
+      for (const r of rows) if (!this.own.delete(r.seq)) this.versions.bump(fromLog(r.keys))
     }
     if (rows.length) this.applied = rows[rows.length - 1]!.seq
     this.own.clear()
