@@ -127,7 +127,7 @@ export class PgChanges implements ChangeFeed {
    * it that everything changed, and returns what to call once it committed.
    */
   async within(tx: TransactionSQL): Promise<() => void> {
-    const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${String(EVERYTHING)}, ${Date.now()}) RETURNING seq::text`
+    const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${logRow([EVERYTHING])}, ${Date.now()}) RETURNING seq::text`
     return () => this.committed(row.seq, [EVERYTHING])
   }
 

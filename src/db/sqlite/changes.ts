@@ -125,7 +125,7 @@ export class SqliteChanges implements ChangeFeed {
    * committed (every process then sees it at its next request).
    */
   within(): () => void {
-    const seq = this.append.get(String(EVERYTHING), Date.now())!.seq
+    const seq = this.append.get(logRow([EVERYTHING]), Date.now())!.seq
     return () => this.committed(seq, [EVERYTHING])
   }
 
