@@ -18,10 +18,11 @@ export class HttpError extends Error {
 }
 
 export const notFound = (what: string) => new HttpError(404, { [what]: ['not found'] })
-export const forbidden = (what: string) => new HttpError(403, { [what]: ['is not yours to change'] })
+export const forbidden = (what: string) => new HttpError(403, { [what]: ['forbidden'] })
 export const unauthorized = (message: 'is missing' | 'is invalid') => new HttpError(401, { token: [message] })
 export const unprocessable = (errors: ErrorMap) => new HttpError(422, errors)
-export const taken = (field: string) => unprocessable({ [field]: ['has already been taken'] })
+/** A unique value another row holds (RealWorld 2.0: 409). */
+export const conflict = (errors: ErrorMap) => new HttpError(409, errors)
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 

@@ -57,15 +57,16 @@ describe('POST /api/articles', () => {
     expect(res.body.article.tagList).toEqual(['Zebra', 'apple', 'dragons', 'training', '\uff5e', '\u{1F600}'])
   })
 
-  test('treats a missing or null tagList as no tags', async () => {
+  test('treats a missing tagList as no tags, and refuses a null one (422), creating nothing', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
-    const missing = await post(app, jake.token, valid)
     const asNull = await post(app, jake.token, { ...valid, tagList: null })
+    expect(asNull.status).toBe(422)
+    expect(asNull.body).toEqual({ errors: { tagList: ['must be an array'] } })
+    expect(await app.db.count('SELECT count(*) FROM articles')).toBe(0)
+    const missing = await post(app, jake.token, valid)
     expect(missing.status).toBe(201)
     expect(missing.body.article.tagList).toEqual([])
-    expect(asNull.status).toBe(201)
-    expect(asNull.body.article.tagList).toEqual([])
   })
 
   test('stores the body exactly as sent: a Markdown code block and a trailing line break survive', async () => {
@@ -485,6 +486,19 @@ describe('PUT /api/articles/:slug', () => {
     expect(res.body.article.tagList).toEqual([])
   })
 
+  test('refuses a null tagList (422) and changes nothing; a tagList left out keeps the tags', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    const created = await createArticle(app, jake.token, { tagList: ['a', 'b'] })
+    const refused = await put(app, jake.token, created.slug, { tagList: null, body: 'changed' })
+    expect(refused.status).toBe(422)
+    expect(refused.body).toEqual({ errors: { tagList: ['must be an array'] } })
+    expect((await app.request('GET', `/api/articles/${created.slug}`)).body.article).toEqual(created)
+    const kept = await put(app, jake.token, created.slug, { body: 'changed' })
+    expect(kept.status).toBe(200)
+    expect(kept.body.article.tagList).toEqual(['a', 'b'])
+  })
+
   test('moves updatedAt on every update, even one that changes nothing', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
@@ -552,7 +566,7 @@ describe('PUT /api/articles/:slug', () => {
     const created = await createArticle(app, jake!.token, { title: 'Mine' })
     const res = await put(app, jane!.token, created.slug, { title: 'Stolen', body: 'Overwritten' })
     expect(res.status).toBe(403)
-    expect(res.body).toEqual({ errors: { article: [expect.any(String)] } })
+    expect(res.body).toEqual({ errors: { article: ['forbidden'] } })
     expect((await app.request('GET', '/api/articles/mine')).body.article).toEqual(created)
     expect((await app.request('GET', '/api/articles/stolen')).status).toBe(404)
   })
@@ -679,7 +693,7 @@ describe('DELETE /api/articles/:slug', () => {
     const created = await createArticle(app, jake!.token)
     const res = await app.request('DELETE', `/api/articles/${created.slug}`, { token: jane!.token })
     expect(res.status).toBe(403)
-    expect(res.body).toEqual({ errors: { article: [expect.any(String)] } })
+    expect(res.body).toEqual({ errors: { article: ['forbidden'] } })
     expect((await app.request('GET', `/api/articles/${created.slug}`)).body.article).toEqual(created)
   })
 

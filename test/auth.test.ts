@@ -276,6 +276,10 @@ describe('tokens that are present but unusable', () => {
     const app = await testApp()
     const user = await registerUser(app)
     const other = await registerUser(app)
+    const login = await app.request('POST', '/api/users/login', { body: { user: { email: user.email, password: user.password } } })
+    const revoked = login.body.user.token as string
+    // used before the change, so each route has verified (and cached) it
+    expect((await app.request('GET', `/api/profiles/${other.username}`, { token: revoked })).status).toBe(200)
     const changed = await app.request('PUT', '/api/user', { token: user.token, body: { user: { password: 'a new password' } } })
     expect(changed.status).toBe(200)
     for (const [method, path] of [
@@ -283,10 +287,26 @@ describe('tokens that are present but unusable', () => {
       ['GET', `/api/profiles/${other.username}`],
       ['POST', `/api/profiles/${other.username}/follow`],
     ] as const) {
-      const res = await app.request(method, path, { token: user.token })
+      const res = await app.request(method, path, { token: revoked })
       expect(res.status).toBe(401)
       expect(res.body).toEqual(invalid)
     }
+    // the token that sent the change and the one its answer carries keep working
+    for (const token of [user.token, changed.body.user.token]) expect((await app.request('GET', '/api/user', { token })).status).toBe(200)
+  })
+
+  test('a token of an earlier version (no id of its own) is revoked by a password change like any other', async () => {
+    const app = await testApp()
+    const user = await registerUser(app)
+    const secret = (await app.db.get<{ value: string }>("SELECT value FROM settings WHERE key = 'jwt_secret'"))!.value
+    const id = (await app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', user.username))!.id
+    const now = Math.floor(Date.now() / 1000)
+    const old = signToken(secret, { sub: id, ver: 0, iat: now, exp: now + 3600 })
+    expect((await app.request('GET', '/api/user', { token: old })).status).toBe(200)
+    // a change it sends itself: it has no id to keep, so it is signed out too; the answer's token works
+    const changed = await app.request('PUT', '/api/user', { token: old, body: { user: { password: 'a new password' } } })
+    expect(changed.status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: old })).status).toBe(401)
     expect((await app.request('GET', '/api/user', { token: changed.body.user.token })).status).toBe(200)
   })
 })

@@ -96,13 +96,17 @@ describe('cached answers', () => {
     const app = await conduitApp()
     const [jake] = await registerUsers(app, 1)
     await createArticle(app, jake!.token)
-    for (let i = 0; i < 2; i++) expect((await app.request('GET', '/api/articles', { token: jake!.token })).status).toBe(200)
+    // another session of jake's, signed out by the change the first one makes
+    const login = await app.request('POST', '/api/users/login', { body: { user: { email: jake!.email, password: jake!.password } } })
+    const other = login.body.user.token as string
+    for (let i = 0; i < 2; i++) expect((await app.request('GET', '/api/articles', { token: other })).status).toBe(200)
     const changed = await app.request('PUT', '/api/user', { token: jake!.token, body: { user: { password: 'a new password' } } })
     expect(changed.status).toBe(200)
-    const old = await app.request('GET', '/api/articles', { token: jake!.token })
+    const old = await app.request('GET', '/api/articles', { token: other })
     expect(old.status).toBe(401)
     expect(old.body).toEqual({ errors: { token: ['is invalid'] } })
-    expect((await app.request('GET', '/api/articles', { token: changed.body.user.token })).status).toBe(200)
+    for (const token of [jake!.token, changed.body.user.token])
+      expect((await app.request('GET', '/api/articles', { token })).status).toBe(200)
   })
 
   test('a token that expires is refused after it expires, though it was verified and cached before', async () => {

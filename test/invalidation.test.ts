@@ -90,7 +90,7 @@ describe('exact invalidation: a write, then every read it may affect, caches war
       token: w.other.token,
       body: { comment: { body: 'new' } },
     })
-    expect(res.status).toBe(200)
+    expect(res.status).toBe(201)
     for (const who of [undefined, w.reader, w.other])
       expect((await get(w, `/api/articles/${w.slug}/comments`, who)).comments).toHaveLength(1)
     expect((await get(w, `/api/articles/${w.otherSlug}/comments`)).comments).toHaveLength(0)

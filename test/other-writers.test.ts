@@ -90,7 +90,7 @@ async function article(base: string, user: User, title: string, tag: string): Pr
 
 async function comment(base: string, user: User, slug: string, body: string): Promise<number> {
   const res = await api(base, 'POST', `/api/articles/${slug}/comments`, { token: user.token, body: { comment: { body } } })
-  expect(res.status).toBe(200)
+  expect(res.status).toBe(201)
   return res.body.comment.id
 }
 

@@ -252,7 +252,7 @@ describe('usernames', () => {
       const res = await register(app, name)
       expect({ name, status: res.status, body: res.body }).toEqual({
         name,
-        status: 422,
+        status: 409,
         body: { errors: { username: ['has already been taken'] } },
       })
     }
@@ -293,13 +293,13 @@ describe('usernames', () => {
 })
 
 describe('registration', () => {
-  test('is throttled per client address, while a taken email still answers the contract’s 422', async () => {
+  test('is throttled per client address, while a taken email still answers the contract’s 409', async () => {
     const app = await testApp({ ...cheap, registrationThrottle: { enabled: true, perAddress: 3, windowSeconds: 60 } })
     const first = await registerUser(app)
     const taken = await app.request('POST', '/api/users', {
       body: { user: { username: 'other', email: first.email, password: 'password123' } },
     })
-    expect(taken.status).toBe(422)
+    expect(taken.status).toBe(409)
     expect(taken.body).toEqual({ errors: { email: ['has already been taken'] } })
     expect(
       (await app.request('POST', '/api/users', { body: { user: { username: 'third', email: 't@example.com', password: 'password123' } } }))

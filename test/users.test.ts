@@ -26,6 +26,12 @@ function expect422(res: TestResponse, errors: Record<string, string[]>) {
   expect(res.body).toEqual({ errors })
 }
 
+/** RealWorld 2.0: a value another user holds is a conflict. */
+function expect409(res: TestResponse, errors: Record<string, string[]>) {
+  expect(res.status).toBe(409)
+  expect(res.body).toEqual({ errors })
+}
+
 const LONG_EMAIL_254 = `${'a'.repeat(64)}@${'x'.repeat(60)}.${'y'.repeat(60)}.${'z'.repeat(63)}.com`
 const LONG_EMAIL_255 = `${'a'.repeat(64)}@${'x'.repeat(61)}.${'y'.repeat(60)}.${'z'.repeat(63)}.com`
 
@@ -185,6 +191,15 @@ describe('POST /api/users (register)', () => {
     expect(res.text).not.toContain('Secret7')
   })
 
+  test("rejects an empty password as blank, on registration and on update (RealWorld 2.0)", async () => {
+    const app = await testApp()
+    expect422(await register(app, newUser({ password: '' })), { password: ["can't be blank"] })
+    const user = await registerUser(app)
+    expect422(await update(app, user.token, { password: '' }), { password: ["can't be blank"] })
+    expect422(await update(app, user.token, { password: null }), { password: ['must be a string'] })
+    expect((await login(app, { email: user.email, password: user.password })).status).toBe(200)
+  })
+
   test('rejects a password of 257 characters without echoing it', async () => {
     const app = await testApp()
     const password = `${SECRET}${'q'.repeat(257 - SECRET.length)}`
@@ -284,28 +299,28 @@ describe('POST /api/users (register)', () => {
     expect(res.body).toEqual({ errors: { body: ['is not valid JSON'] } })
   })
 
-  test('rejects a taken email', async () => {
+  test('answers 409 to a taken email', async () => {
     const app = await testApp()
     const first = await registerUser(app)
-    expect422(await register(app, newUser({ email: first.email })), { email: ['has already been taken'] })
+    expect409(await register(app, newUser({ email: first.email })), { email: ['has already been taken'] })
   })
 
-  test('rejects a taken email in another letter case', async () => {
+  test('answers 409 to a taken email in another letter case', async () => {
     const app = await testApp()
     const first = await registerUser(app)
-    expect422(await register(app, newUser({ email: first.email.toUpperCase() })), { email: ['has already been taken'] })
+    expect409(await register(app, newUser({ email: first.email.toUpperCase() })), { email: ['has already been taken'] })
   })
 
-  test('rejects a taken username', async () => {
+  test('answers 409 to a taken username', async () => {
     const app = await testApp()
     const first = await registerUser(app)
-    expect422(await register(app, newUser({ username: first.username })), { username: ['has already been taken'] })
+    expect409(await register(app, newUser({ username: first.username })), { username: ['has already been taken'] })
   })
 
-  test('rejects a username taken in another ASCII letter case', async () => {
+  test('answers 409 to a username taken in another ASCII letter case', async () => {
     const app = await testApp()
     const first = await registerUser(app, { username: 'JakeTheDog' })
-    expect422(await register(app, newUser({ username: 'jAKEtHEdOG' })), { username: ['has already been taken'] })
+    expect409(await register(app, newUser({ username: 'jAKEtHEdOG' })), { username: ['has already been taken'] })
     expect(first.username).toBe('JakeTheDog')
   })
 
@@ -313,7 +328,7 @@ describe('POST /api/users (register)', () => {
     const app = await testApp()
     const first = await registerUser(app)
     const res = await register(app, { username: first.username, email: first.email, password: SECRET })
-    expect422(res, { email: ['has already been taken'], username: ['has already been taken'] })
+    expect409(res, { email: ['has already been taken'], username: ['has already been taken'] })
     expect(res.text).not.toContain(SECRET)
   })
 
@@ -331,8 +346,8 @@ describe('POST /api/users (register)', () => {
     const email = `${unique()}@example.com`
     const results = await Promise.all(Array.from({ length: 5 }, () => register(app, { username: unique(), email, password: SECRET })))
     const statuses = results.map((r) => r.status).sort()
-    expect(statuses).toEqual([201, 422, 422, 422, 422])
-    for (const r of results.filter((r) => r.status === 422)) {
+    expect(statuses).toEqual([201, 409, 409, 409, 409])
+    for (const r of results.filter((r) => r.status === 409)) {
       expect(r.body).toEqual({ errors: { email: ['has already been taken'] } })
     }
   })
@@ -364,7 +379,7 @@ describe('POST /api/users/login', () => {
     await registerUser(app, { password: SECRET })
     const res = await login(app, { email: 'nobody@example.com', password: SECRET })
     expect(res.status).toBe(401)
-    expect(res.body).toEqual({ errors: { 'email or password': ['is invalid'] } })
+    expect(res.body).toEqual({ errors: { credentials: ['invalid'] } })
     expect(res.text).not.toContain(SECRET)
   })
 
@@ -373,7 +388,7 @@ describe('POST /api/users/login', () => {
     const user = await registerUser(app, { password: SECRET })
     const res = await login(app, { email: user.email, password: `${SECRET}x` })
     expect(res.status).toBe(401)
-    expect(res.body).toEqual({ errors: { 'email or password': ['is invalid'] } })
+    expect(res.body).toEqual({ errors: { credentials: ['invalid'] } })
     expect(res.text).not.toContain(SECRET)
   })
 
@@ -720,20 +735,20 @@ describe('PUT /api/user', () => {
     expect(res.body).toEqual({ errors: { token: ['is missing'] } })
   })
 
-  test('rejects an email taken by another user, in any letter case', async () => {
+  test('answers 409 to an email taken by another user, in any letter case', async () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
-    expect422(await update(app, jane.token, { email: jake.email }), { email: ['has already been taken'] })
-    expect422(await update(app, jane.token, { email: jake.email.toUpperCase() }), { email: ['has already been taken'] })
+    expect409(await update(app, jane.token, { email: jake.email }), { email: ['has already been taken'] })
+    expect409(await update(app, jane.token, { email: jake.email.toUpperCase() }), { email: ['has already been taken'] })
   })
 
-  test('rejects a username taken by another user, in any ASCII letter case', async () => {
+  test('answers 409 to a username taken by another user, in any ASCII letter case', async () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
-    expect422(await update(app, jane.token, { username: jake.username }), { username: ['has already been taken'] })
-    expect422(await update(app, jane.token, { username: jake.username.toUpperCase() }), {
+    expect409(await update(app, jane.token, { username: jake.username }), { username: ['has already been taken'] })
+    expect409(await update(app, jane.token, { username: jake.username.toUpperCase() }), {
       username: ['has already been taken'],
     })
     const me = await app.request('GET', '/api/user', { token: jane.token })
@@ -744,7 +759,7 @@ describe('PUT /api/user', () => {
     const app = await testApp()
     const jake = await registerUser(app)
     const jane = await registerUser(app)
-    expect422(await update(app, jane.token, { username: jake.username, email: jake.email }), {
+    expect409(await update(app, jane.token, { username: jake.username, email: jake.email }), {
       email: ['has already been taken'],
       username: ['has already been taken'],
     })
@@ -766,22 +781,40 @@ describe('PUT /api/user', () => {
     expect(res.body.user.username).toBe('LowerCase')
   })
 
-  test('a password change revokes every earlier token, and the response token works', async () => {
+  test('a password change signs out every other token; the one that sent it and the answer’s token work', async () => {
     const app = await testApp()
     const user = await registerUser(app)
-    const loginToken = (await login(app, { email: user.email, password: user.password })).body.user.token as string
+    const other = (await login(app, { email: user.email, password: user.password })).body.user.token as string
     const res = await update(app, user.token, { password: SECRET })
     expect(res.status).toBe(200)
     const fresh = res.body.user.token as string
     expect(fresh).not.toBe(user.token)
-    for (const old of [user.token, loginToken]) {
-      const r = await app.request('GET', '/api/user', { token: old })
-      expect(r.status).toBe(401)
-      expect(r.body).toEqual({ errors: { token: ['is invalid'] } })
+    const r = await app.request('GET', '/api/user', { token: other })
+    expect(r.status).toBe(401)
+    expect(r.body).toEqual({ errors: { token: ['is invalid'] } })
+    for (const token of [user.token, fresh]) {
+      const me = await app.request('GET', '/api/user', { token })
+      expect(me.status).toBe(200)
+      expect(me.body.user.username).toBe(user.username)
     }
-    const me = await app.request('GET', '/api/user', { token: fresh })
-    expect(me.status).toBe(200)
-    expect(me.body.user.username).toBe(user.username)
+  })
+
+  test('the token that changed the password changes it again; each change keeps only its sender', async () => {
+    const app = await testApp()
+    const user = await registerUser(app)
+    const first = await update(app, user.token, { password: 'first new password' })
+    expect(first.status).toBe(200)
+    // the same token again (RealWorld 2.0's suite does this): accepted, and it signs out the first answer's token
+    const second = await update(app, user.token, { password: 'second new password' })
+    expect(second.status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: first.body.user.token })).status).toBe(401)
+    expect((await app.request('GET', '/api/user', { token: user.token })).status).toBe(200)
+    // a change from the second answer's token signs out the original one
+    const third = await update(app, second.body.user.token, { password: 'third new password' })
+    expect(third.status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: user.token })).status).toBe(401)
+    for (const token of [second.body.user.token, third.body.user.token])
+      expect((await app.request('GET', '/api/user', { token })).status).toBe(200)
   })
 
   test('after a password change only the new password logs in', async () => {
@@ -790,7 +823,7 @@ describe('PUT /api/user', () => {
     expect((await update(app, user.token, { password: SECRET })).status).toBe(200)
     const old = await login(app, { email: user.email, password: user.password })
     expect(old.status).toBe(401)
-    expect(old.body).toEqual({ errors: { 'email or password': ['is invalid'] } })
+    expect(old.body).toEqual({ errors: { credentials: ['invalid'] } })
     const fresh = await login(app, { email: user.email, password: SECRET })
     expect(fresh.status).toBe(200)
     expect((await app.request('GET', '/api/user', { token: fresh.body.user.token })).status).toBe(200)

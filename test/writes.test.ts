@@ -168,8 +168,8 @@ const STEPS: Step[] = [
   { label: 'favorite again', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/goodbye/favorite') },
   { label: 'unfavorite, not favorited', status: 200, run: (w) => as(w, w.bob, 'DELETE', '/api/articles/goodbye/favorite') },
   { label: 'unfavorite', status: 200, run: (w) => as(w, w.ann, 'DELETE', '/api/articles/goodbye/favorite') },
-  { label: 'comment', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/hello-2/comments', { comment: { body: 'c1' } }) },
-  { label: 'comment 2', status: 200, run: (w) => as(w, w.jake, 'POST', '/api/articles/hello-2/comments', { comment: { body: 'c2' } }) },
+  { label: 'comment', status: 201, run: (w) => as(w, w.ann, 'POST', '/api/articles/hello-2/comments', { comment: { body: 'c1' } }) },
+  { label: 'comment 2', status: 201, run: (w) => as(w, w.jake, 'POST', '/api/articles/hello-2/comments', { comment: { body: 'c2' } }) },
   { label: 'delete a comment: a stranger', status: 403, run: (w) => as(w, w.bob, 'DELETE', '/api/articles/hello-2/comments/2') },
   { label: 'delete a comment: the article’s author', status: 204, run: (w) => as(w, w.jake, 'DELETE', '/api/articles/hello-2/comments/1') },
   { label: 'delete an article: a stranger', status: 403, run: (w) => as(w, w.bob, 'DELETE', '/api/articles/hello-2') },
@@ -187,7 +187,7 @@ const STEPS: Step[] = [
     },
   },
   { label: 'delete an article with comments', status: 204, run: (w) => as(w, w.jake, 'DELETE', '/api/articles/hello-2') },
-  { label: 'comment 3', status: 200, run: (w) => as(w, w.ann, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c3' } }) },
+  { label: 'comment 3', status: 201, run: (w) => as(w, w.ann, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c3' } }) },
   {
     label: 'ADMIN deletes a comment',
     status: 200,
@@ -203,7 +203,7 @@ const STEPS: Step[] = [
     status: 403,
     run: (w) => byAdmin(() => w.app.store.users.setLocked({ id: 3, usernameKey: 'bob' }, 'ann', true)),
   },
-  { label: 'comment 4', status: 200, run: (w) => as(w, w.jake, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c4' } }) },
+  { label: 'comment 4', status: 201, run: (w) => as(w, w.jake, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c4' } }) },
   { label: 'ADMIN deletes a comment by id', status: 200, run: (w) => byAdmin(() => w.app.store.comments.deleteById(ADMIN, 4)) },
   {
     label: 'ADMIN deletes an author without content',

@@ -103,7 +103,8 @@ export function articleRoutes({ articles, reads }: Deps): Route[] {
       ok: { status: 200, schema: ArticleResponse },
       errors: [400, 401, 403, 404, 413, 422],
       summary: 'Update an article (author only)',
-      description: 'A new title gives a new slug; the old slug then answers 404. `tagList` replaces the set.',
+      description:
+        'A new title gives a new slug; the old slug then answers 404. `tagList` replaces the set (`[]` clears it, `null` is refused); left out, the tags stay.',
       tag,
       handle: async ({ params, body, viewer }) => reply(writtenJson(await articles.update(viewer, params.slug, body.article))),
     }),

@@ -12,7 +12,7 @@ const Body = text('article-body', 1, 100_000, {
 })
 const TagList = t.Array(text('tag', 1, 40), {
   maxItems: 20,
-  description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters. null = no tags',
+  description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters',
 })
 
 export const NewArticleBody = t.Object({
@@ -72,7 +72,8 @@ type Loose = { article?: Record<string, unknown> }
 
 /**
  * Runs before validation: title, description and tags are trimmed, blank and repeated
- * tags dropped (so limits apply to what is stored), and a null tagList is no tags.
+ * tags dropped (so limits apply to what is stored). A null tagList is refused
+ * (RealWorld 2.0): leave it out to keep the tags, send [] to clear them.
  */
 export function normalizeArticleBody(body: unknown): void {
   requireObjectWrapper(body, 'article')
@@ -82,7 +83,6 @@ export function normalizeArticleBody(body: unknown): void {
   for (const k of ['title', 'description'] as const) {
     if (typeof a[k] === 'string') a[k] = (a[k] as string).trim()
   }
-  if (a.tagList === null) a.tagList = []
   if (Array.isArray(a.tagList) && a.tagList.every((x) => typeof x === 'string')) {
     a.tagList = [...new Set((a.tagList as string[]).map((x) => x.trim()).filter(Boolean))]
   }

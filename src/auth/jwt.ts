@@ -12,6 +12,8 @@ export interface Claims {
   sub: number
   /** the user's token_version when issued; a password change bumps it */
   ver: number
+  /** the token's own id: the one token a password change keeps (absent in tokens of earlier versions) */
+  jti?: string
   iat: number
   exp: number
 }
@@ -62,5 +64,11 @@ function isHs256Header(segment: string): boolean {
 function isClaims(c: unknown): c is Claims {
   if (c === null || typeof c !== 'object') return false
   const o = c as Record<string, unknown>
-  return Number.isSafeInteger(o.sub) && Number.isSafeInteger(o.ver) && typeof o.iat === 'number' && typeof o.exp === 'number'
+  return (
+    Number.isSafeInteger(o.sub) &&
+    Number.isSafeInteger(o.ver) &&
+    typeof o.iat === 'number' &&
+    typeof o.exp === 'number' &&
+    (o.jti === undefined || typeof o.jti === 'string')
+  )
 }

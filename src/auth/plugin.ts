@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { Caches } from '../cache/caches.ts'
 import { keys } from '../cache/keys.ts'
@@ -12,6 +13,8 @@ export interface Viewer {
   username: string
   /** the normalised username (what list filters and change keys use) */
   usernameKey: string
+  /** the id of the token that says so (absent in tokens of earlier versions): a password change keeps it working */
+  tokenId?: string
 }
 
 export interface Tokens {
@@ -30,7 +33,8 @@ const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
 const MAX_TOKEN_LENGTH = 1024
 
 /**
- * Tokens: HS256 JWTs carrying the user id and the user's token version.
+ * Tokens: HS256 JWTs carrying the user id, the user's token version and an
+ * id of their own (the one token a password change keeps working).
  * Verified tokens are cached by the token itself (not the header, whose
  * spacing and scheme case vary) until their expiry or a change to their user
  * (a password change revokes tokens: see src/cache/keys.ts).
@@ -52,7 +56,13 @@ export function tokens(secret: string, ttlSeconds: number, users: UserStore, cac
     },
     issue(user) {
       const iat = Math.floor(Date.now() / 1000)
-      const claims: Claims = { sub: user.id, ver: user.token_version, iat, exp: iat + ttlSeconds }
+      const claims: Claims = {
+        sub: user.id,
+        ver: user.token_version,
+        iat,
+        exp: iat + ttlSeconds,
+        jti: randomBytes(12).toString('base64url'),
+      }
       return signToken(secret, claims)
     },
     async authenticate(header) {
@@ -60,14 +70,15 @@ export function tokens(secret: string, ttlSeconds: number, users: UserStore, cac
       const token = tokenOf(header)
       if (token === undefined) throw unauthorized('is invalid')
       const known = fresh(token)
-      if (known) return { id: known.id, username: known.username, usernameKey: known.usernameKey }
+      if (known) return { id: known.id, username: known.username, usernameKey: known.usernameKey, tokenId: known.tokenId }
       const claims = verifyToken(secret, token)
       if (!claims) throw unauthorized('is invalid')
       const at = caches.versions.clock
       const user = await users.byId(claims.sub)
-      // a deleted user, or a token issued before the last password change
-      if (!user || user.token_version !== claims.ver) throw unauthorized('is invalid')
-      const viewer = { id: user.id, username: user.username, usernameKey: usernameKey(user.username) }
+      // a deleted user, or a token issued before the last password change other than the one that made it
+      if (!user || (user.token_version !== claims.ver && (claims.jti === undefined || claims.jti !== user.kept_token)))
+        throw unauthorized('is invalid')
+      const viewer = { id: user.id, username: user.username, usernameKey: usernameKey(user.username), tokenId: claims.jti }
       caches.tokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)
       return viewer
     },

@@ -23,6 +23,8 @@ export interface VerifiedToken {
   id: number
   username: string
   usernameKey: string
+  /** the token's id (its `jti`), if it has one */
+  tokenId?: string
   /** expiry, seconds since the epoch */
   exp: number
 }

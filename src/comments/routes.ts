@@ -37,13 +37,13 @@ export function commentRoutes({ comments, reads }: Deps): Route[] {
       params: SlugParams,
       body: NewCommentBody,
       normalize: normalizeCommentBody,
-      ok: { status: 200, schema: CommentResponse },
+      ok: { status: 201, schema: CommentResponse },
       errors: [400, 401, 404, 413, 422],
       summary: 'Comment on an article',
       tag,
       // a comment's author is the viewer, who never follows themselves
       handle: async ({ params, body, viewer }) =>
-        reply(`{"comment":${commentJson(await comments.add(viewer.id, params.slug, body.comment.body), false)}}`),
+        reply(`{"comment":${commentJson(await comments.add(viewer.id, params.slug, body.comment.body), false)}}`, 201),
     }),
     route({
       method: 'DELETE',

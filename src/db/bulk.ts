@@ -29,6 +29,7 @@ export const TABLES = {
     favorites_count: 'int4',
     created_at: 'int8',
     locked_at: 'int8',
+    kept_token: 'text',
   },
   follows: { follower_id: 'int4', followee_id: 'int4' },
   tags: { id: 'int4', name: 'text', articles_count: 'int4' },

@@ -84,6 +84,7 @@ export async function seedDatabase(bulk: BulkLoad, o: SeedOptions): Promise<Reco
         0,
         start,
         null,
+        null,
       ])
     }
     log(`users: ${o.users}`)

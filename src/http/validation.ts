@@ -74,16 +74,16 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
     case E.String:
       return 'must be a string'
     case E.StringMinLength:
-      return s.minLength === 1 ? "can't be blank" : `is too short (minimum is ${s.minLength} characters)`
+      return s.minLength === 1 || e.value === '' ? "can't be blank" : `is too short (minimum is ${s.minLength} characters)`
     case E.StringMaxLength:
       return `is too long (maximum is ${s.maxLength} characters)`
     case E.StringFormat: {
       const limits = charLimits.get(s.format as string)
       if (limits && typeof e.value === 'string') {
         const n = codePoints(e.value, limits.max)
-        if (n < limits.min || (limits.notBlank && e.value.trim() === '')) {
-          return limits.min === 1 ? "can't be blank" : `is too short (minimum is ${limits.min} characters)`
-        }
+        // an empty value is blank whatever the minimum (RealWorld 2.0: an empty password "can't be blank")
+        if (n === 0 || (limits.notBlank && e.value.trim() === '')) return "can't be blank"
+        if (n < limits.min) return `is too short (minimum is ${limits.min} characters)`
         if (n > limits.max) return `is too long (maximum is ${limits.max} characters)`
         const problem = limits.problem?.(e.value)
         if (problem) return problem

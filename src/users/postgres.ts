@@ -18,12 +18,13 @@ export function postgresUserReads(sql: SQL): UserReadSql {
   return {
     byId: (id) =>
       read(async () => {
-        const [row] = await sql`SELECT id, username, email, bio, image, token_version FROM users WHERE id = ${id}`
+        const [row] = await sql`SELECT id, username, email, bio, image, token_version, kept_token FROM users WHERE id = ${id}`
         return (row as UserRow | undefined) ?? null
       }),
     credentialsByEmail: (email) =>
       read(async () => {
-        const [row] = await sql`SELECT id, username, email, bio, image, token_version, password_hash, locked_at IS NOT NULL AS locked
+        const [row] =
+          await sql`SELECT id, username, email, bio, image, token_version, kept_token, password_hash, locked_at IS NOT NULL AS locked
           FROM users WHERE email = ${email}`
         return (row as Credentials | undefined) ?? null
       }),
@@ -52,7 +53,7 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
     async insert(u, now) {
       const [row] = await tx`INSERT INTO users (username, username_key, email, password_hash, created_at)
         VALUES (${u.username}, ${u.usernameKey}, ${u.email}, ${u.passwordHash}, ${now})
-        RETURNING id, username, email, bio, image, token_version`
+        RETURNING id, username, email, bio, image, token_version, kept_token`
       return row as UserRow
     },
     async nameKey(id) {
@@ -68,10 +69,11 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
           email         = COALESCE(${c.email ?? null}::text, email),
           password_hash = COALESCE(${hash}::text, password_hash),
           token_version = token_version + CASE WHEN ${hash}::text IS NULL THEN 0 ELSE 1 END,
+          kept_token    = CASE WHEN ${hash}::text IS NULL THEN kept_token ELSE ${c.keptToken ?? null}::text END,
           bio           = CASE WHEN ${c.bio !== undefined} THEN ${c.bio ?? null}::text ELSE bio END,
           image         = CASE WHEN ${c.image !== undefined} THEN ${c.image ?? null}::text ELSE image END
         WHERE id = ${id}
-        RETURNING id, username, email, bio, image, token_version`
+        RETURNING id, username, email, bio, image, token_version, kept_token`
       return (user as UserRow | undefined) ?? null
     },
     async taken(id, email, key) {
@@ -85,7 +87,7 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
       return (a as { id: number; username: string; locked: boolean } | undefined) ?? null
     },
     setLockedAt: async (id, at) => void (await tx`UPDATE users SET locked_at = ${at}::bigint WHERE id = ${id}`),
-    revokeTokens: async (id) => void (await tx`UPDATE users SET token_version = token_version + 1 WHERE id = ${id}`),
+    revokeTokens: async (id) => void (await tx`UPDATE users SET token_version = token_version + 1, kept_token = NULL WHERE id = ${id}`),
     async counts(id) {
       const [n] = await tx.unsafe(`SELECT ${COUNTS} FROM users u WHERE id = $1`, [id])
       return n as AccountCounts

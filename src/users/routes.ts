@@ -17,7 +17,7 @@ interface Deps {
   clientAddress(request: Request): string
 }
 
-const invalidLogin = () => new HttpError(401, { 'email or password': ['is invalid'] })
+const invalidLogin = () => new HttpError(401, { credentials: ['invalid'] })
 /** Only ever after the right password: whether an account is locked is not told to whoever does not have it. */
 const lockedAccount = () => new HttpError(403, { account: ['is locked'] })
 
@@ -36,7 +36,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
       body: RegisterBody,
       normalize: normalizeUserBody,
       ok: { status: 201, schema: UserResponse },
-      errors: [400, 413, 422, 429],
+      errors: [400, 409, 413, 422, 429],
       summary: 'Register',
       description: 'Registrations are throttled per client address (429 with Retry-After).',
       tag,
@@ -94,17 +94,19 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
       body: UpdateUserBody,
       normalize: normalizeUserBody,
       ok: { status: 200, schema: UserResponse },
-      errors: [400, 401, 413, 422],
+      errors: [400, 401, 409, 413, 422],
       summary: 'Update current user',
-      description: 'Changing the password revokes every earlier token; the response carries a fresh one.',
+      description:
+        'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token.',
       tag,
       handle: async ({ body, viewer }) => {
         const { password, ...rest } = body.user
         const passwordHash = password === undefined ? undefined : await passwords.hash(password)
         const key = rest.username === undefined ? undefined : usernameKey(rest.username)
-        const user = await users.update(viewer.id, { ...rest, usernameKey: key, passwordHash })
+        // a new password bumps token_version: only the token that sent it and the fresh one below still work
+        const keptToken = passwordHash === undefined ? undefined : (viewer.tokenId ?? null)
+        const user = await users.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
         if (!user) throw notFound('user')
-        // A password change bumped token_version: the fresh token below is the only one that still works.
         return reply(present(user))
       },
     }),

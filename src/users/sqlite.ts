@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import type { Account, AccountCounts, Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
 
-const USER_COLUMNS = 'id, username, email, bio, image, token_version'
+const USER_COLUMNS = 'id, username, email, bio, image, token_version, kept_token'
 const ACCOUNT_COLUMNS = 'id, username, email, bio, image, created_at, locked_at'
 /** An account's counts (`u` the user): articles and favorites are kept by triggers, the rest counted on an index. */
 const COUNTS = `u.articles_count AS articles, u.favorites_count AS favorites,
@@ -54,6 +54,7 @@ export function sqliteUserSql(db: Database): UserWriteSql {
        email         = COALESCE(:email, email),
        password_hash = COALESCE(:hash, password_hash),
        token_version = token_version + (:hash IS NOT NULL),
+       kept_token    = CASE WHEN :hash IS NOT NULL THEN :kept ELSE kept_token END,
        bio           = CASE WHEN :setBio THEN :bio ELSE bio END,
        image         = CASE WHEN :setImage THEN :image ELSE image END
      WHERE id = :id
@@ -63,7 +64,7 @@ export function sqliteUserSql(db: Database): UserWriteSql {
     'SELECT id, username, locked_at IS NOT NULL AS locked FROM users WHERE username_key = ?',
   )
   const setLockedAt = db.query<unknown, [number | null, number]>('UPDATE users SET locked_at = ? WHERE id = ?')
-  const revokeTokens = db.query<unknown, [number]>('UPDATE users SET token_version = token_version + 1 WHERE id = ?')
+  const revokeTokens = db.query<unknown, [number]>('UPDATE users SET token_version = token_version + 1, kept_token = NULL WHERE id = ?')
   const counts = db.query<AccountCounts, [number]>(`SELECT ${COUNTS} FROM users u WHERE id = ?`)
   const remove = db.query<unknown, [number]>('DELETE FROM users WHERE id = ?')
   return {
@@ -76,6 +77,7 @@ export function sqliteUserSql(db: Database): UserWriteSql {
         key: c.usernameKey ?? null,
         email: c.email ?? null,
         hash: c.passwordHash ?? null,
+        kept: c.keptToken ?? null,
         setBio: c.bio !== undefined ? 1 : 0,
         bio: c.bio ?? null,
         setImage: c.image !== undefined ? 1 : 0,

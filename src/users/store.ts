@@ -8,6 +8,8 @@ export interface UserRow {
   bio: string | null
   image: string | null
   token_version: number
+  /** the id of the token that changed the password last: it verifies whatever its version */
+  kept_token: string | null
 }
 export interface Credentials extends UserRow {
   password_hash: string
@@ -26,6 +28,8 @@ export interface UserChanges {
   usernameKey?: string
   email?: string
   passwordHash?: string
+  /** with a new password hash: the id of the token that sent it, which keeps working (null: every token is signed out) */
+  keptToken?: string | null
   bio?: string | null
   image?: string | null
 }
@@ -119,7 +123,7 @@ export interface UserWriteSql {
   insert(u: NewUser, now: number): Awaitable<UserRow>
   /** The user's normalised name, or null; locked until the transaction ends (no other change in between). */
   nameKey(id: number): Awaitable<string | null>
-  /** Fields left undefined keep their value; a password hash bumps token_version (older tokens stop verifying). */
+  /** Fields left undefined keep their value; a password hash bumps token_version (older tokens but `keptToken` stop verifying). */
   update(id: number, c: UserChanges): Awaitable<UserRow | null>
   /** Whether another user than `id` has this email, or this normalised name. */
   taken(id: number, email: string | null, key: string | null): Awaitable<{ email_taken: unknown; username_taken: unknown }>
@@ -127,7 +131,7 @@ export interface UserWriteSql {
   account(usernameKey: string): Awaitable<{ id: number; username: string; locked: boolean } | null>
   /** `at`: when it is locked (milliseconds), or null to unlock. */
   setLockedAt(id: number, at: number | null): Awaitable<void>
-  /** Every token issued so far stops verifying (token_version moves on). */
+  /** Every token issued so far stops verifying (token_version moves on, none is kept). */
   revokeTokens(id: number): Awaitable<void>
   /** What the account wrote and its relations. */
   counts(id: number): Awaitable<AccountCounts>

@@ -137,6 +137,22 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     })
   }, 60_000)
 
+  test("the token a user's own password change kept is signed out by an operator's reset, and by a lock", async () => {
+    for (const action of ['password', 'lock'] as const) {
+      const kim = await register(a.url)
+      const changed = await api(b.url, 'PUT', '/api/user', { token: kim.token, body: { user: { password: 'kims new password' } } })
+      expect(changed.status).toBe(200)
+      // the sender and the answer's token both work, on each instance
+      for (const token of [kim.token, changed.body.user.token]) await warm('/api/user', token)
+      if (action === 'password') await admin(['users', 'password', kim.username], 'an operators password\n')
+      else await admin(['users', 'lock', kim.username])
+      await each(async (s) => {
+        for (const token of [kim.token, changed.body.user.token])
+          expect({ action, status: (await api(s.url, 'GET', '/api/user', { token })).status }).toEqual({ action, status: 401 })
+      })
+    }
+  }, 60_000)
+
   test('users delete: refused for an author without --with-content (nothing deleted); with it, gone from every answer, every count corrected', async () => {
     const [spammer, fan] = [await register(a.url), await register(b.url)]
     const tag = `s${Date.now().toString(36)}`
@@ -149,7 +165,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     expect((await api(a.url, 'POST', `/api/articles/${fans.slug}/favorite`, { token: spammer.token })).status).toBe(200)
     expect((await api(a.url, 'POST', `/api/profiles/${fan.username}/follow`, { token: spammer.token })).status).toBe(200)
     for (const body of ['cheap', 'watches'])
-      expect((await api(a.url, 'POST', fanComments, { token: spammer.token, body: { comment: { body } } })).status).toBe(200)
+      expect((await api(a.url, 'POST', fanComments, { token: spammer.token, body: { comment: { body } } })).status).toBe(201)
     const own = (await api(b.url, 'POST', fanComments, { token: fan.token, body: { comment: { body: 'mine' } } })).body.comment
     const watched = [
       '/api/articles',
@@ -352,7 +368,7 @@ skipIf(why.sqliteOnly).describe('conduit admin against serve --workers 2 (SQLite
         token: reader.token,
         body: { comment: { body: 'hi' } },
       })
-      expect(comment.status).toBe(200)
+      expect(comment.status).toBe(201)
       const count = async () => {
         const seen = new Set<number>()
         for (let i = 0; i < 24; i++) {

@@ -157,7 +157,7 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
     },
   ],
   [
-    'the same email registered 10x at once: exactly one 201, nine 422 "email has already been taken"',
+    'the same email registered 10x at once: exactly one 201, nine 409 "email has already been taken"',
     async (c) => {
       const name = unique('dup')
       const all = await times(10, (i) =>
@@ -167,8 +167,8 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
           },
         }),
       )
-      expect(statuses(all)).toEqual([201, ...Array(9).fill(422)])
-      for (const r of all.filter((x) => x.status === 422)) expect(r.body).toEqual({ errors: { email: ['has already been taken'] } })
+      expect(statuses(all)).toEqual([201, ...Array(9).fill(409)])
+      for (const r of all.filter((x) => x.status === 409)) expect(r.body).toEqual({ errors: { email: ['has already been taken'] } })
       expect(await count(c, 'SELECT count(*) AS n FROM users WHERE email = ?', `${name}@example.com`)).toBe(1)
       // the one account that exists is the one the 201 described, and its token works
       const winner = all.find((r) => r.status === 201)!.body.user
@@ -178,7 +178,7 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
     },
   ],
   [
-    'the same username registered 10x at once (in different ASCII case): exactly one 201, nine 422 "username has already been taken"',
+    'the same username registered 10x at once (in different ASCII case): exactly one 201, nine 409 "username has already been taken"',
     async (c) => {
       const name = unique('dupname')
       const all = await times(10, (i) =>
@@ -186,19 +186,19 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
           body: { user: { username: i % 2 ? name.toUpperCase() : name, email: `${name}.${i}@example.com`, password: 'password123' } },
         }),
       )
-      expect(statuses(all)).toEqual([201, ...Array(9).fill(422)])
-      for (const r of all.filter((x) => x.status === 422)) expect(r.body).toEqual({ errors: { username: ['has already been taken'] } })
+      expect(statuses(all)).toEqual([201, ...Array(9).fill(409)])
+      for (const r of all.filter((x) => x.status === 409)) expect(r.body).toEqual({ errors: { username: ['has already been taken'] } })
       expect(await count(c, 'SELECT count(*) AS n FROM users WHERE username_key = ?', name.toLowerCase())).toBe(1)
     },
   ],
   [
-    'the same email and username registered 10x at once: one 201, nine 422 naming both',
+    'the same email and username registered 10x at once: one 201, nine 409 naming both',
     async (c) => {
       const name = unique('twin')
       const user = { username: name, email: `${name}@example.com`, password: 'password123' }
       const all = await times(10, () => c.request('POST', '/api/users', { body: { user } }))
-      expect(statuses(all)).toEqual([201, ...Array(9).fill(422)])
-      for (const r of all.filter((x) => x.status === 422)) {
+      expect(statuses(all)).toEqual([201, ...Array(9).fill(409)])
+      for (const r of all.filter((x) => x.status === 409)) {
         expect(r.body).toEqual({ errors: { email: ['has already been taken'], username: ['has already been taken'] } })
       }
     },
@@ -282,7 +282,7 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
             token: commenter.token,
             body: { comment: { body: `c${k}` } },
           })
-          expect(res.status).toBe(200)
+          expect(res.status).toBe(201)
           ids.push(res.body.comment.id)
         }
         await c.request('POST', `/api/articles/${enc(a.slug)}/favorite`, { token: commenter.token })
@@ -299,7 +299,7 @@ const scenarios: [string, (c: Client) => Promise<void>][] = [
         expect(articleDelete.status).toBe(204)
         expect([204, 404]).toContain(others[0]!.status)
         expect([204, 404]).toContain(others[1]!.status)
-        expect([200, 404]).toContain(others[2]!.status)
+        expect([201, 404]).toContain(others[2]!.status)
         for (const r of others.filter((x) => x.status === 404)) expect(r.body).toEqual({ errors: { article: ['not found'] } })
         expect((await c.request('GET', `/api/articles/${enc(a.slug)}/comments`)).status).toBe(404)
         for (const id of ids) expect(await count(c, 'SELECT count(*) AS n FROM comments WHERE id = ?', id)).toBe(0)

@@ -247,7 +247,7 @@ async function worker(ctx: Ctx, w: number, r: Rng, mine: { users: string[]; arti
         ctx.pending.push({ kind: 'comment', slug: a.slug, body, author: me.username })
         continue
       }
-      if (expectStatus(ctx, res, `comment on ${a.slug}`, [200, ...goneAllowed(ctx, a.slug)])) {
+      if (expectStatus(ctx, res, `comment on ${a.slug}`, [201, ...goneAllowed(ctx, a.slug)])) {
         const id = res.body.comment.id as number
         m.comments.set(id, { id, slug: a.slug, body, author: me.username, live: m.articles.get(a.slug)?.live === true })
         mine.comments.push(id)

@@ -15,7 +15,7 @@ import { registerUser } from '../support/fixtures.ts'
 const cheap = { passwordHash: { memoryCost: 256, timeCost: 1 } }
 const JSON_TYPE = 'application/json; charset=utf-8'
 const THROTTLED = { errors: { login: ['too many failed attempts; try again later'] } }
-const WRONG = { errors: { 'email or password': ['is invalid'] } }
+const WRONG = { errors: { credentials: ['invalid'] } }
 
 /** The directives of a Content-Security-Policy header: name -> sources. */
 function csp(header: string | null): Map<string, string[]> {

@@ -40,7 +40,7 @@ export interface Comment {
 
 export async function addComment(app: TestApp, token: string, slug: string, body = 'A comment'): Promise<Comment> {
   const res = await app.request('POST', `/api/articles/${encodeURIComponent(slug)}/comments`, { token, body: { comment: { body } } })
-  expect(res.status).toBe(200)
+  expect(res.status).toBe(201)
   return res.body.comment
 }
 

@@ -4,6 +4,7 @@ import m002 from '../migrations/postgres/002_lasting_ids.sql' with { type: 'text
 import m003 from '../migrations/postgres/003_reserved_slugs.sql' with { type: 'text' }
 import m004 from '../migrations/postgres/004_locked_accounts.sql' with { type: 'text' }
 import m005 from '../migrations/postgres/005_changes_by_hand.sql' with { type: 'text' }
+import m006 from '../migrations/postgres/006_kept_token.sql' with { type: 'text' }
 import { MigrationError } from '../migration-error.ts'
 
 /**
@@ -11,7 +12,7 @@ import { MigrationError } from '../migration-error.ts'
  * SQLite's (src/db/migrations/sqlite), embedded in the binary. Never edit one
  * that has landed: add the next number.
  */
-export const migrations: readonly string[] = [m001, m002, m003, m004, m005]
+export const migrations: readonly string[] = [m001, m002, m003, m004, m005, m006]
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
 const MIGRATION_LOCK = 0x636f6e64 // "cond"

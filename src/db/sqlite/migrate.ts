@@ -4,6 +4,7 @@ import m002 from '../migrations/sqlite/002_lasting_ids.sql' with { type: 'text' 
 import m003 from '../migrations/sqlite/003_reserved_slugs.sql' with { type: 'text' }
 import m004 from '../migrations/sqlite/004_locked_accounts.sql' with { type: 'text' }
 import m005 from '../migrations/sqlite/005_changes_by_hand.sql' with { type: 'text' }
+import m006 from '../migrations/sqlite/006_kept_token.sql' with { type: 'text' }
 import { usernameKey } from '../../users/username.ts'
 import { MigrationError } from '../migration-error.ts'
 
@@ -33,6 +34,7 @@ export const migrations: readonly Migration[] = [
   { sql: m003 },
   { sql: m004 },
   { sql: m005 },
+  { sql: m006 },
 ]
 
 export function schemaVersion(db: Database): number {
