@@ -5,7 +5,7 @@ import bundlePath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file
 import cssPath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import { version } from '../../package.json'
 import { JSON_CONTENT_TYPE, notFound } from '../errors.ts'
-import { openapiDocument } from './openapi.ts'
+import { openapiDocument, REALWORLD_VERSION } from './openapi.ts'
 import type { Route } from './route.ts'
 
 const PAGE = '/swagger'
@@ -25,7 +25,8 @@ const info = {
   version,
   // (no quotes or angle brackets: the Swagger page puts this text in an HTML attribute unescaped)
   description:
-    'The RealWorld Conduit backend. Authenticate with the Authorization header: the word Token, a space, then the JWT ' +
+    `The RealWorld Conduit backend, to the RealWorld API ${REALWORLD_VERSION} contract. ` +
+    'Authenticate with the Authorization header: the word Token, a space, then the JWT ' +
     '(Bearer works too). Register or log in, copy the token from the response, and paste it into **Authorize**. ' +
     'Every error has the same envelope: an object errors mapping a key to a list of messages.',
 }

@@ -3,17 +3,26 @@ import { API_PREFIX } from './url.ts'
 import type { ErrorStatus, Route } from './route.ts'
 import { ErrorBody } from './schemas.ts'
 
-/** What each error status means, wherever a route may answer it. */
-export const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
-  400: 'The body is not valid JSON',
-  401: 'Token missing, malformed, expired or revoked',
-  403: 'Authenticated but not allowed',
-  404: 'Not found',
-  413: 'Body over the size limit',
-  422: 'Validation failed: every failing field at once',
-  429: 'Too many attempts: wait for Retry-After seconds',
-  503: 'The database cannot be reached: retry after Retry-After seconds',
+/** What each error status means wherever a route may answer it, with an example body (as RealWorld 2.0's document gives). */
+export const ERROR_RESPONSES: Record<ErrorStatus, { description: string; example: Record<string, string[]> }> = {
+  400: { description: 'The body is not valid JSON', example: { body: ['is not valid JSON'] } },
+  401: { description: 'Token missing, malformed, expired or revoked', example: { token: ['is missing'] } },
+  403: { description: 'Forbidden. The error key names the resource (article, comment)', example: { article: ['forbidden'] } },
+  404: { description: 'Not Found. The error key names the resource (article, profile, comment)', example: { article: ['not found'] } },
+  409: { description: 'Conflict: another user has this email or username', example: { username: ['has already been taken'] } },
+  413: { description: 'Body over the size limit', example: { body: ['is too large (maximum is 1048576 bytes)'] } },
+  422: { description: 'Validation failed: every failing field at once', example: { title: ["can't be blank"] } },
+  429: {
+    description: 'Too many attempts: wait for Retry-After seconds',
+    example: { login: ['too many failed attempts; try again later'] },
+  },
+  503: {
+    description: 'The database cannot be reached: retry after Retry-After seconds',
+    example: { database: ['is unavailable; try again shortly'] },
+  },
 }
+/** The RealWorld version whose contract the document describes (docs/API.md). */
+export const REALWORLD_VERSION = '2.0.0'
 
 const JSON_TYPE = 'application/json'
 
@@ -56,9 +65,10 @@ export function openapiDocument(routes: readonly Route[], info: { title: string;
       },
     }
     for (const status of r.errors) {
+      const { description, example } = ERROR_RESPONSES[status]
       responses[status] = {
-        description: ERROR_DESCRIPTIONS[status],
-        content: { [JSON_TYPE]: { schema: { $ref: '#/components/schemas/Errors' } } },
+        description,
+        content: { [JSON_TYPE]: { schema: { $ref: '#/components/schemas/GenericErrorModel' }, example: { errors: example } } },
       }
     }
     const params = [...parameters('path', r.params), ...parameters('query', r.query)]
@@ -76,12 +86,12 @@ export function openapiDocument(routes: readonly Route[], info: { title: string;
   }
   return {
     openapi: '3.1.0',
-    info,
+    info: { ...info, 'x-realworld-version': REALWORLD_VERSION },
     servers: [{ url: '/', description: 'this server' }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
-      schemas: { Errors: plain(ErrorBody) },
+      schemas: { GenericErrorModel: plain(ErrorBody) },
       securitySchemes: {
         Token: {
           type: 'apiKey',

@@ -8,11 +8,11 @@ import { skipIf, why } from '../support/skip.ts'
  * status, and for routes that take a body its wrapper and required fields.
  */
 type Auth = 'none' | 'optional' | 'required' | 'owner'
-const ENDPOINTS: { method: string; path: string; auth: Auth; success: number; body?: [string, string[]] }[] = [
-  { method: 'POST', path: '/api/users', auth: 'none', success: 201, body: ['user', ['username', 'email', 'password']] },
+const ENDPOINTS: { method: string; path: string; auth: Auth; success: number; body?: [string, string[]]; conflict?: true }[] = [
+  { method: 'POST', path: '/api/users', auth: 'none', success: 201, body: ['user', ['username', 'email', 'password']], conflict: true },
   { method: 'POST', path: '/api/users/login', auth: 'none', success: 200, body: ['user', ['email', 'password']] },
   { method: 'GET', path: '/api/user', auth: 'required', success: 200 },
-  { method: 'PUT', path: '/api/user', auth: 'required', success: 200, body: ['user', []] },
+  { method: 'PUT', path: '/api/user', auth: 'required', success: 200, body: ['user', []], conflict: true },
   { method: 'GET', path: '/api/profiles/:username', auth: 'optional', success: 200 },
   { method: 'POST', path: '/api/profiles/:username/follow', auth: 'required', success: 200 },
   { method: 'DELETE', path: '/api/profiles/:username/follow', auth: 'required', success: 200 },
@@ -25,7 +25,7 @@ const ENDPOINTS: { method: string; path: string; auth: Auth; success: number; bo
   { method: 'POST', path: '/api/articles/:slug/favorite', auth: 'required', success: 200 },
   { method: 'DELETE', path: '/api/articles/:slug/favorite', auth: 'required', success: 200 },
   { method: 'GET', path: '/api/articles/:slug/comments', auth: 'optional', success: 200 },
-  { method: 'POST', path: '/api/articles/:slug/comments', auth: 'required', success: 200, body: ['comment', ['body']] },
+  { method: 'POST', path: '/api/articles/:slug/comments', auth: 'required', success: 201, body: ['comment', ['body']] },
   { method: 'DELETE', path: '/api/articles/:slug/comments/:id', auth: 'owner', success: 204 },
   { method: 'GET', path: '/api/tags', auth: 'none', success: 200 },
 ]
@@ -141,6 +141,7 @@ skipIf(why.sqlitePass).describe('the OpenAPI document at /swagger/json', () => {
       if (e.auth === 'owner') want.add('403')
       if (e.body) want.add('422')
       if (e.path.includes(':')) want.add('404')
+      if (e.conflict) want.add('409')
       const name = `${e.method} ${e.path}`
       expect({ name, success: codes.includes(String(e.success)), missing4xx: [...want].filter((c) => !codes.includes(c)) }).toEqual({
         name,
