@@ -74,7 +74,7 @@ describe('writes on SQLite', () => {
     const comment = sync(store.comments.add(ann.id, 'synchronous', 'c'))
     sync(store.comments.delete(writer, 'synchronous', comment.id))
     sync(store.users.update(ann.id, { bio: 'b' }))
-    // a refused write throws at once too (its 422 read of the taken fields included)
+    // a refused write throws at once too (its 409 read of the taken fields included)
     expect(() => store.users.update(bob.id, { email: 'ann@example.com' })).toThrow()
     sync(store.articles.delete(ADMIN, 'synchronous'))
   })
@@ -176,7 +176,7 @@ const STEPS: Step[] = [
   { label: 'edit the bio', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { bio: 'hi' } }) },
   { label: 'rename', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { username: 'jacob' } }) },
   { label: 'rename, other case', status: 200, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { username: 'Jacob' } }) },
-  { label: 'email taken', status: 422, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { email: w.ann.email } }) },
+  { label: 'email taken', status: 409, run: (w) => as(w, w.jake, 'PUT', '/api/user', { user: { email: w.ann.email } }) },
   {
     label: 'password',
     status: 200,
