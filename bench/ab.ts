@@ -159,7 +159,9 @@ async function measure(which: 'A' | 'B') {
 }
 
 /** Both builds at once on core 0, each with its own wrk (half the connections): each one's CPU time per request. */
-async function measureTogether(round: number): Promise<{ A: number; B: number; rps: { A: number; B: number }; errors: number }> {
+async function measureTogether(
+  round: number,
+): Promise<{ A: number; B: number; rps: { A: number; B: number }; p99: { A: number; B: number }; errors: number }> {
   const servers: Awaited<ReturnType<typeof startBuild>>[] = []
   try {
     // the one started first alternates, as in the rounds of the default mode
@@ -185,7 +187,13 @@ async function measureTogether(round: number): Promise<{ A: number; B: number; r
     const us = servers.map((x, i) => (processCpuUs(x.server.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests))
     const a = servers.findIndex((x) => x.which === 'A')
     const b = 1 - a
-    return { A: us[a]!, B: us[b]!, rps: { A: runs[a]!.rps, B: runs[b]!.rps }, errors: runs[0]!.errorCount + runs[1]!.errorCount }
+    return {
+      A: us[a]!,
+      B: us[b]!,
+      rps: { A: runs[a]!.rps, B: runs[b]!.rps },
+      p99: { A: runs[a]!.latencyMs.p99, B: runs[b]!.latencyMs.p99 },
+      errors: runs[0]!.errorCount + runs[1]!.errorCount,
+    }
   } finally {
     for (const x of servers) await stop(x.server)
   }
@@ -193,15 +201,20 @@ async function measureTogether(round: number): Promise<{ A: number; B: number; r
 
 if (values.together) {
   const ratios: number[] = []
+  // B/A of throughput and of p99, per round: the two builds share the core, so each ratio is one round's comparison
+  const rpsRatios: number[] = []
+  const p99Ratios: number[] = []
   const us = { A: [] as number[], B: [] as number[] }
   for (let round = 0; round < Number(values.rounds); round++) {
     const m = await measureTogether(round)
     us.A.push(m.A)
     us.B.push(m.B)
     ratios.push(m.B / m.A)
+    rpsRatios.push(m.rps.B / m.rps.A)
+    p99Ratios.push(m.p99.B / m.p99.A)
     console.log(
-      `round ${round + 1} together: A ${m.A.toFixed(1)} µs/request (${Math.round(m.rps.A).toLocaleString('en')} req/s), ` +
-        `B ${m.B.toFixed(1)} µs/request (${Math.round(m.rps.B).toLocaleString('en')} req/s), B/A ${(m.B / m.A).toFixed(3)}, errors ${m.errors}`,
+      `round ${round + 1} together: A ${m.A.toFixed(1)} µs/request (${Math.round(m.rps.A).toLocaleString('en')} req/s, p99 ${m.p99.A.toFixed(1)} ms), ` +
+        `B ${m.B.toFixed(1)} µs/request (${Math.round(m.rps.B).toLocaleString('en')} req/s, p99 ${m.p99.B.toFixed(1)} ms), B/A ${(m.B / m.A).toFixed(3)}, errors ${m.errors}`,
     )
   }
   console.log(`\n${name} at ${SIZE.toLocaleString('en')} articles on ${values.backend}, ${values.rounds} rounds, both builds at once`)
@@ -210,6 +223,8 @@ if (values.together) {
   console.log(
     `B/A CPU per request: median ${withInterval(ratios)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}, B cheaper in ${ratios.filter((r) => r <= 1).length} of ${ratios.length}); as throughput: ${(1 / median(ratios)).toFixed(3)}`,
   )
+  console.log(`B/A throughput (each build's share of the core): median ${withInterval(rpsRatios)}`)
+  console.log(`B/A p99 latency: median ${withInterval(p99Ratios)} (below 1: B's tail is shorter)`)
   await runCleanups()
   process.exit(0)
 }
