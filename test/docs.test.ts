@@ -266,3 +266,14 @@ skipIf(why.sqlitePass).describe('the README’s first steps', () => {
     return readme.slice(start, end === -1 ? undefined : end)
   }
 })
+
+skipIf(why.sqlitePass).describe('the licence', () => {
+  test('LICENSE is the MIT licence of the project, and package.json says so', () => {
+    const licence = readFileSync(join(ROOT, 'LICENSE'), 'utf8')
+    expect(licence.split('\n')[0]).toBe('MIT License')
+    expect(licence).toContain('Copyright (c) 2026 The Conduit on Bun authors')
+    expect(licence).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND')
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).license).toBe('MIT')
+    expect(trackedSet.has('LICENSE')).toBe(true)
+  })
+})
