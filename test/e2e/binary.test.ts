@@ -182,6 +182,38 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     expect((await api(server.url, 'GET', '/api/health')).status).toBe(404)
     expect((await server.stop()).code).toBe(0)
   }, 60_000)
+
+  test('the start-up line gives the site and its docs at an address a person can open (localhost for 0.0.0.0)', async () => {
+    for (const [host, shown] of [
+      [undefined, 'localhost'],
+      ['127.0.0.1', '127.0.0.1'],
+    ] as const) {
+      const server = await startServer(binary(), { env: host ? { HOST: host } : {} })
+      const site = `http://${shown}:${server.port}`
+      const line = (await server.waitForStdout((out) => out.includes('listening'))).split('\n').find((l) => l.includes('listening'))
+      expect(line).toContain(`listening url=${site}/ docs=${site}/swagger `)
+      expect((await server.stop()).code).toBe(0)
+    }
+  }, 60_000)
+
+  test('/ and /api answer over HTTP: the page for a browser, JSON for a program, HEAD without a body', async () => {
+    const server = await startServer(binary())
+    const get = (path: string, accept: string, method = 'GET') => fetch(`${server.url}${path}`, { method, headers: { accept } })
+    const page = await get('/', 'text/html,*/*;q=0.8')
+    expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' })
+    expect(await page.text()).toContain(`version ${version}`)
+    for (const path of ['/', '/api', '/api/']) {
+      const about = await get(path, 'application/json')
+      expect({ path, status: about.status, body: await about.json() }).toEqual({
+        path,
+        status: 200,
+        body: { name: 'conduit', version, api: '/api', docs: '/swagger', openapi: '/swagger/json', health: '/health' },
+      })
+      const head = await get(path, '*/*', 'HEAD')
+      expect({ path, status: head.status, length: (await head.arrayBuffer()).byteLength }).toEqual({ path, status: 200, length: 0 })
+    }
+    expect((await server.stop()).code).toBe(0)
+  }, 60_000)
 })
 
 skipIf(why.sqlitePass).describe('the command line', () => {

@@ -1,3 +1,4 @@
+import { serverOrigin } from '../../http/url.ts'
 import type { Command } from '../command.ts'
 
 export const healthcheckCommand: Command = {
@@ -6,8 +7,8 @@ export const healthcheckCommand: Command = {
   summary: ['exit 0 when the local server answers /health'],
   args: 0,
   async run({ config }) {
-    const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/health`
+    // a server bound to every address answers on the loopback one
+    const url = `${serverOrigin(config.host, config.port, '127.0.0.1')}/health`
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(3000) })
       if (res.ok) return 0
