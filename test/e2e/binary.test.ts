@@ -3,6 +3,9 @@ import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { version } from '../../package.json'
+import { helpText } from '../../src/cli/help.ts'
+import { COMMANDS } from '../../src/cli/registry.ts'
+import { environment } from '../../src/config.ts'
 import {
   api,
   freePort,
@@ -217,17 +220,19 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
 })
 
 skipIf(why.sqlitePass).describe('the command line', () => {
-  test('--version prints the package.json version', async () => {
-    const r = await runCli(binary(), ['--version'])
-    expect(r.code).toBe(0)
-    expect(r.stdout.trim().split('\n')).toHaveLength(1)
-    expect(r.stdout).toContain(version)
+  test('--version, -v and `version` print the package.json version, one line', async () => {
+    for (const args of [['--version'], ['-v'], ['version']]) {
+      const r = await runCli(binary(), args)
+      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, code: 0, stdout: `${version}\n`, stderr: '' })
+    }
   }, 30_000)
 
-  test('--help lists serve, migrate, backup and healthcheck', async () => {
-    const r = await runCli(binary(), ['--help'])
-    expect(r.code).toBe(0)
-    for (const command of ['serve', 'migrate', 'backup', 'healthcheck']) expect(r.stdout).toContain(command)
+  test('--help, -h and `help` print the help made from the commands and the variables (test/unit/cli-help.test.ts checks its columns)', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const r = await runCli(binary(), args)
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 0, stdout: `${helpText(COMMANDS, environment, version)}\n` })
+    }
+    for (const command of ['serve', 'migrate', 'backup', 'healthcheck']) expect(helpText(COMMANDS, environment, version)).toContain(command)
   }, 30_000)
 
   test.each([

@@ -7,6 +7,7 @@ import { migrate } from '../../db/sqlite/migrate.ts'
 import { openDatabase } from '../../db/sqlite/open.ts'
 import { type Command, untimed } from '../command.ts'
 import { CliError, UsageError } from '../errors.ts'
+import { usageError } from '../help.ts'
 
 /** A whole SQLite database into an empty PostgreSQL one, with progress and a final count. */
 export const copyCommand: Command = {
@@ -15,8 +16,7 @@ export const copyCommand: Command = {
   summary: ['move a whole SQLite database into an EMPTY', 'PostgreSQL database (tokens keep working)'],
   args: 0,
   async run({ config, flags, context }) {
-    if (flags.from === undefined || flags.to === undefined)
-      throw new UsageError('usage: conduit copy --from FILE --to URL; see conduit --help')
+    if (flags.from === undefined || flags.to === undefined) throw usageError(copyCommand)
     const source = resolve(flags.from)
     if (!existsSync(source)) throw new UsageError(`copy: no SQLite database at ${source}`)
     const target = { ...config }
