@@ -316,10 +316,10 @@ skipIf(why.sqlitePass).describe('the command line', () => {
     expect((await server.stop()).code).toBe(0)
   }, 60_000)
 
-  test('healthcheck --port N exits 0 when the server runs and non-zero when nothing listens', async () => {
+  test('healthcheck --port N prints one line and exits 0 when the server runs, non-zero when nothing listens', async () => {
     const server = await startServer(binary())
     const up = await runCli(binary(), ['healthcheck', '--port', String(server.port)])
-    expect(up.code).toBe(0)
+    expect(up).toMatchObject({ code: 0, stdout: `ok http://127.0.0.1:${server.port}/health\n`, stderr: '' })
 
     const nothing = freePort()
     const down = await runCli(binary(), ['healthcheck', '--port', String(nothing)], { timeoutMs: 10_000 })
