@@ -259,6 +259,44 @@ skipIf(why.sqlitePass).describe('the README’s first steps', () => {
     expect(trouble).toContain('SELF_SIGNED_CERT_IN_CHAIN')
   })
 
+  test("troubleshooting explains npm 11's allowScripts warning about Bun's postinstall, and what not to do", () => {
+    const trouble = section('Troubleshooting')
+    expect(trouble).toContain('install scripts not yet covered by allowScripts: bun@1.4.5')
+    expect(trouble).toContain('--allow-scripts=bun')
+    expect(trouble).toContain('--ignore-scripts')
+    expect(trouble).toMatch(/[Hh]armless/)
+  })
+
+  test('the binary runs in a directory that cannot be the clone: ~/.local/share/conduit, or /var/lib/conduit as the systemd unit does', () => {
+    expect(readFileSync(join(ROOT, 'deploy/conduit.service'), 'utf8')).toContain('WorkingDirectory=/var/lib/conduit')
+    for (const file of ['README.md', 'docs/DEPLOYING.md']) {
+      const text = readFileSync(join(ROOT, file), 'utf8')
+      // where a copy of the binary is started: `cd DIR && .../conduit`
+      const dirs = [...text.matchAll(/\bcd (\S+) && \S*conduit\b/g)].map((m) => m[1])
+      expect({ file, found: dirs.length > 0 }).toEqual({ file, found: true })
+      for (const dir of dirs)
+        expect({ file, dir }).toEqual({ file, dir: expect.stringMatching(/^(~\/\.local\/share\/conduit|\/var\/lib\/conduit)$/) })
+      // a clone is often ~/conduit: no copy of the binary or its database goes there
+      expect({ file, clone: /~\/conduit\b/.test(text) }).toEqual({ file, clone: false })
+    }
+  })
+
+  test('the restore step removes every file SQLite and the service keep beside the database before copying the backup in', () => {
+    const restore = /\*\*Restore\*\*[\s\S]*?(?=\n- \*\*|\n## )/.exec(section('Backup, restore and upgrade'))?.[0] ?? ''
+    const command = /`(rm -f [^`]*)`/.exec(restore.replace(/\n\s*/g, ' '))?.[1] ?? ''
+    expect(command).toMatch(/^rm -f conduit\.db-wal conduit\.db-shm conduit\.db-changes && cp \S+ conduit\.db$/)
+  })
+
+  test('the Example prints one JSON a line, logs in when the user exists, and needs no JavaScript to read a token', () => {
+    const example = /```sh\n([\s\S]*?)```/.exec(section('Example'))?.[1] ?? ''
+    expect(example).not.toContain('bun -e')
+    expect(example).toContain('/users/login')
+    // every request whose answer is printed ends it with a newline
+    const printed = example.split(/\n(?! )/).filter((c) => c.startsWith('curl '))
+    expect(printed.length).toBeGreaterThan(0)
+    for (const c of printed) expect(c).toContain(`-w '\\n'`)
+  })
+
   function section(name: string): string {
     const start = readme.indexOf(`\n## ${name}\n`)
     expect(start).toBeGreaterThan(-1)
