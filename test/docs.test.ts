@@ -305,6 +305,55 @@ skipIf(why.sqlitePass).describe('the README’s first steps', () => {
   }
 })
 
+skipIf(why.sqlitePass).describe('the changelog', () => {
+  const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8')
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  const headings = [...changelog.matchAll(/^## (.+)$/gm)].map((m) => m[1]!)
+  const releases = headings.slice(1).map((h) => /^\[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/.exec(h))
+  const newer = (a: string, b: string) => {
+    const [x, y] = [a, b].map((v) => v.split('.').map(Number))
+    const i = x!.findIndex((n, k) => n !== y![k])
+    return i >= 0 && x![i]! > y![i]!
+  }
+
+  test('is Keep a Changelog: an Unreleased section, then each release as [x.y.z] - date, newest first', () => {
+    expect(changelog).toStartWith('# Changelog\n')
+    expect(changelog).toContain('https://keepachangelog.com/en/1.1.0/')
+    expect(headings[0]).toBe('[Unreleased]')
+    expect(releases.every(Boolean)).toBe(true)
+    const versions = releases.map((r) => r![1]!)
+    for (let i = 1; i < versions.length; i++)
+      expect({ [versions[i - 1]!]: newer(versions[i - 1]!, versions[i]!) }).toEqual({ [versions[i - 1]!]: true })
+    const dates = releases.map((r) => r![2]!)
+    expect([...dates].sort().reverse()).toEqual(dates)
+  })
+
+  test("its newest release is package.json's version, the one conduit --version and the OpenAPI document give", () => {
+    expect(releases[0]![1]).toBe(version)
+  })
+
+  test('every release says what it changed, under the sections Keep a Changelog names', () => {
+    const kinds = ['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security']
+    for (const [i, r] of releases.entries()) {
+      const start = changelog.indexOf(`\n## ${headings[i + 1]}\n`)
+      const end = changelog.indexOf('\n## ', start + 1)
+      const sections = [...changelog.slice(start, end < 0 ? undefined : end).matchAll(/^### (.+)$/gm)].map((m) => m[1]!)
+      expect({ release: r![1], some: sections.length > 0, unknown: sections.filter((k) => !kinds.includes(k)) }).toEqual({
+        release: r![1],
+        some: true,
+        unknown: [],
+      })
+    }
+  })
+
+  test("the release notes tell clients of RealWorld 2.0's statuses and messages", () => {
+    const notes = changelog.slice(changelog.indexOf(`## [${version}]`))
+    for (const change of ['`201`', '`409`', "can't be blank", '{"errors":{"credentials":["invalid"]}}', '`403`', '"tagList": null']) {
+      expect({ change, noted: notes.includes(change) }).toEqual({ change, noted: true })
+    }
+  })
+})
+
 skipIf(why.sqlitePass).describe('the licence', () => {
   test('LICENSE is the MIT licence of the project, and package.json says so', () => {
     const licence = readFileSync(join(ROOT, 'LICENSE'), 'utf8')

@@ -106,6 +106,13 @@ describe('the root pages', () => {
     }
   })
 
+  test("the version is package.json's, in the pages and in the OpenAPI document", async () => {
+    const app = await testApp()
+    const spec = await app.request('GET', '/swagger/json')
+    expect(spec.body.info.version).toBe(version)
+    expect((await app.request('GET', '/api')).body.version).toBe(version)
+  })
+
   test('metrics count them under their own route labels, and the access log names their paths', async () => {
     const { store } = await testDatabase()
     const lines: Record<string, unknown>[] = []
