@@ -34,5 +34,6 @@ function why(e: unknown): string {
   const { name, code, message } = e as { name?: string; code?: string; message?: string }
   if (name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`
   if (code === 'ECONNREFUSED' || code === 'ConnectionRefused') return 'the connection was refused'
+  if (code === 'ENOTFOUND') return 'the host name does not resolve'
   return String(message ?? e)
 }
