@@ -14,7 +14,7 @@ const ABOUT = JSON.stringify({ name: 'conduit', version, api: API_PREFIX, docs: 
  * range that names it (`text/html`, then `text/*`, then `*\/*`), as RFC 9110
  * 12.5.1 says; no header at all accepts anything.
  */
-export function quality(accept: string | null, type: string): number {
+function quality(accept: string | null, type: string): number {
   if (accept === null || accept.trim() === '') return 1
   const [major] = type.split('/')
   let best = -1
@@ -32,7 +32,7 @@ export function quality(accept: string | null, type: string): number {
 }
 
 /** Whether to answer HTML: what the client prefers, or `byDefault` when it likes HTML and JSON alike (curl's `*\/*`). */
-export function wantsHtml(accept: string | null, byDefault: boolean): boolean {
+function wantsHtml(accept: string | null, byDefault: boolean): boolean {
   const html = quality(accept, 'text/html')
   const json = quality(accept, 'application/json')
   return html === json ? byDefault : html > json
