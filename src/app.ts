@@ -19,6 +19,7 @@ import { DOCS_TEMPLATES, docs } from './http/docs.ts'
 import { requestEntry } from './http/entry.ts'
 import { errorEnvelope } from './http/error-envelope.ts'
 import { exits } from './http/exit.ts'
+import { home } from './http/home.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { ResponseCache } from './http/responses.ts'
@@ -132,6 +133,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
       set.status = 503
       return { status: 'database unavailable' }
     })
+    .use(home())
     .use(docs(routes))
     .use(metrics ? metricsEndpoint(config.metricsToken!, metrics) : new Elysia())
     .use(api)

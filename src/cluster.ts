@@ -1,6 +1,7 @@
 import type { Subprocess } from 'bun'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
+import { serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { metricsRelay } from './metrics/workers.ts'
 
@@ -127,7 +128,7 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   for (let id = 1; id <= config.workers; id++) start(id)
-  logger.info('supervising workers', { workers: config.workers, url: `http://${config.host}:${port}` })
+  logger.info('supervising workers', { workers: config.workers, url: `${serverOrigin(config.host, port)}/` })
   const code = await done
   return failedStarts >= MAX_FAILED_STARTS || killed > 0 ? 1 : code
 }

@@ -1,72 +1,13 @@
 #!/usr/bin/env bun
 import { parseArgs } from 'node:util'
 import { version } from '../package.json'
-import { type Command, FLAGS, NUMERIC } from './cli/command.ts'
-import { adminContentCommands } from './cli/commands/admin-content.ts'
-import { adminUserCommands } from './cli/commands/admin-users.ts'
-import { backupCommand } from './cli/commands/backup.ts'
-import { copyCommand } from './cli/commands/copy.ts'
-import { healthcheckCommand } from './cli/commands/healthcheck.ts'
-import { migrateCommand } from './cli/commands/migrate.ts'
-import { seedCommand } from './cli/commands/seed.ts'
-import { serveCommand } from './cli/commands/serve.ts'
+import { FLAGS, NUMERIC } from './cli/command.ts'
 import { type FailureContext, joinNegativeNumbers, report, UsageError, usageFromParseArgs } from './cli/errors.ts'
+import { helpText, usageError } from './cli/help.ts'
+import { COMMANDS, commandOf } from './cli/registry.ts'
 import { environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 
-/** The commands, in the order --help lists them; `serve` is the default. A name of several words is a command of a group (`admin users lock`). */
-const COMMANDS: readonly Command[] = [
-  serveCommand,
-  migrateCommand,
-  backupCommand,
-  copyCommand,
-  healthcheckCommand,
-  seedCommand,
-  ...adminUserCommands,
-  ...adminContentCommands,
-]
-
-const startsWith = (words: readonly string[], prefix: readonly string[]) => prefix.every((w, i) => words[i] === w)
-
-/** The command the positionals name (its name's words first), with the arguments after them. */
-function commandOf(positionals: readonly string[]): { command: Command; args: string[] } {
-  if (positionals.length === 0) return { command: serveCommand, args: [] }
-  const command = COMMANDS.find((c) => startsWith(positionals, c.name.split(' ')))
-  if (command) return { command, args: positionals.slice(command.name.split(' ').length) }
-  // a group's name without (or with an unknown) command of it: name the ones it has
-  let given: string[] = []
-  for (let n = 1; n <= positionals.length; n++) {
-    if (COMMANDS.some((c) => startsWith(c.name.split(' '), positionals.slice(0, n)))) given = positionals.slice(0, n)
-  }
-  if (!given.length) throw new UsageError(`unknown command "${positionals[0]}"; see conduit --help`)
-  const rest = COMMANDS.filter((c) => startsWith(c.name.split(' '), given)).map((c) => c.name.split(' ').slice(given.length).join(' '))
-  const what = positionals.length > given.length ? `unknown command "${positionals.join(' ')}"` : `${given.join(' ')} needs a command`
-  throw new UsageError(`${what}: conduit ${given.join(' ')} ${rest.join(' | ')}; see conduit --help`)
-}
-
-const COLUMN = 57
-function usageLines(c: Command): string {
-  const head = `  conduit ${c.name === 'serve' ? '[serve]' : c.name} ${c.usage}`
-  const [first = '', ...more] = c.summary
-  const lines = head.length < COLUMN - 1 ? [`${head.padEnd(COLUMN)}${first}`] : [head, `${''.padEnd(COLUMN)}${first}`]
-  return [...lines, ...more.map((m) => `${''.padEnd(COLUMN)}${m}`)].join('\n')
-}
-
-const HELP = `conduit ${version} — the RealWorld "Conduit" API in one binary
-
-Usage:
-${COMMANDS.map(usageLines).join('\n')}
-  conduit --version                                      print the version
-  conduit --help                                         print this help
-
-Any command also takes --debug: log at the debug level and, should it fail, print
-the stack after the one-line explanation (LOG_LEVEL=debug does the same).
-
-Flags override the environment. Environment:
-${Object.entries(environment)
-  .map(([k, v]) => `  ${k.padEnd(31)}${v}`)
-  .join('\n')}
-
-Swagger UI is served at /swagger, the OpenAPI document at /swagger/json.`
+const HELP = helpText(COMMANDS, environment, version)
 
 /** What a failure message can name, filled in as main learns it. */
 const context: FailureContext = {}
@@ -84,6 +25,12 @@ async function main(argv: string[]): Promise<number> {
   debug = flags.debug === true
   if (flags.help) return print(HELP)
   if (flags.version) return print(version)
+  // `conduit version` and `conduit help`: what people type first
+  const [first] = positionals
+  if (first === 'version' || first === 'help') {
+    if (positionals.length > 1) throw new UsageError(`usage: conduit ${first}; see conduit --help`)
+    return print(first === 'version' ? version : HELP)
+  }
 
   const { command, args } = commandOf(positionals)
   context.command = command.name
@@ -100,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
     host: config.host,
     port: config.port,
   })
-  if (args.length !== command.args) throw new UsageError(`usage: conduit ${command.name} ${command.usage}`)
+  if (args.length !== command.args) throw usageError(command)
   return command.run({ name: command.name, config, flags, args, context })
 }
 

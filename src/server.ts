@@ -6,8 +6,10 @@ import type { Store } from './db/store.ts'
 import { dbStats } from './db/types.ts'
 import { errorResponse } from './errors.ts'
 import { cors } from './http/cors.ts'
+import { DOCS_PAGE } from './http/docs.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
+import { serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { linkWorker } from './metrics/workers.ts'
 
@@ -91,7 +93,9 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   }
 
   const url = `http://${config.host}:${server.port}`
-  logger.info('listening', { url, database: store.location, ...(worker ? { worker } : {}) })
+  // where a person goes: the site and its API's documentation
+  const site = serverOrigin(config.host, server.port ?? config.port)
+  logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, ...(worker ? { worker } : {}) })
 
   let stopping: Promise<void> | undefined
   return {

@@ -259,10 +259,108 @@ skipIf(why.sqlitePass).describe('the README’s first steps', () => {
     expect(trouble).toContain('SELF_SIGNED_CERT_IN_CHAIN')
   })
 
+  test("troubleshooting explains npm 11's allowScripts warning about Bun's postinstall, and what not to do", () => {
+    const trouble = section('Troubleshooting')
+    expect(trouble).toContain('install scripts not yet covered by allowScripts: bun@1.4.5')
+    expect(trouble).toContain('--allow-scripts=bun')
+    expect(trouble).toContain('--ignore-scripts')
+    expect(trouble).toMatch(/[Hh]armless/)
+  })
+
+  test('the binary runs in a directory that cannot be the clone: ~/.local/share/conduit, or /var/lib/conduit as the systemd unit does', () => {
+    expect(readFileSync(join(ROOT, 'deploy/conduit.service'), 'utf8')).toContain('WorkingDirectory=/var/lib/conduit')
+    for (const file of ['README.md', 'docs/DEPLOYING.md']) {
+      const text = readFileSync(join(ROOT, file), 'utf8')
+      // where a copy of the binary is started: `cd DIR && .../conduit`
+      const dirs = [...text.matchAll(/\bcd (\S+) && \S*conduit\b/g)].map((m) => m[1])
+      expect({ file, found: dirs.length > 0 }).toEqual({ file, found: true })
+      for (const dir of dirs)
+        expect({ file, dir }).toEqual({ file, dir: expect.stringMatching(/^(~\/\.local\/share\/conduit|\/var\/lib\/conduit)$/) })
+      // a clone is often ~/conduit: no copy of the binary or its database goes there
+      expect({ file, clone: /~\/conduit\b/.test(text) }).toEqual({ file, clone: false })
+    }
+  })
+
+  test('the restore step removes every file SQLite and the service keep beside the database before copying the backup in', () => {
+    const restore = /\*\*Restore\*\*[\s\S]*?(?=\n- \*\*|\n## )/.exec(section('Backup, restore and upgrade'))?.[0] ?? ''
+    const command = /`(rm -f [^`]*)`/.exec(restore.replace(/\n\s*/g, ' '))?.[1] ?? ''
+    expect(command).toMatch(/^rm -f conduit\.db-wal conduit\.db-shm conduit\.db-changes && cp \S+ conduit\.db$/)
+  })
+
+  test('the Example prints one JSON a line, logs in when the user exists, and needs no JavaScript to read a token', () => {
+    const example = /```sh\n([\s\S]*?)```/.exec(section('Example'))?.[1] ?? ''
+    expect(example).not.toContain('bun -e')
+    expect(example).toContain('/users/login')
+    // every request whose answer is printed ends it with a newline
+    const printed = example.split(/\n(?! )/).filter((c) => c.startsWith('curl '))
+    expect(printed.length).toBeGreaterThan(0)
+    for (const c of printed) expect(c).toContain(`-w '\\n'`)
+  })
+
   function section(name: string): string {
     const start = readme.indexOf(`\n## ${name}\n`)
     expect(start).toBeGreaterThan(-1)
     const end = readme.indexOf('\n## ', start + 1)
     return readme.slice(start, end === -1 ? undefined : end)
   }
+})
+
+skipIf(why.sqlitePass).describe('the changelog', () => {
+  const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8')
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  const headings = [...changelog.matchAll(/^## (.+)$/gm)].map((m) => m[1]!)
+  const releases = headings.slice(1).map((h) => /^\[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/.exec(h))
+  const newer = (a: string, b: string) => {
+    const [x, y] = [a, b].map((v) => v.split('.').map(Number))
+    const i = x!.findIndex((n, k) => n !== y![k])
+    return i >= 0 && x![i]! > y![i]!
+  }
+
+  test('is Keep a Changelog: an Unreleased section, then each release as [x.y.z] - date, newest first', () => {
+    expect(changelog).toStartWith('# Changelog\n')
+    expect(changelog).toContain('https://keepachangelog.com/en/1.1.0/')
+    expect(headings[0]).toBe('[Unreleased]')
+    expect(releases.every(Boolean)).toBe(true)
+    const versions = releases.map((r) => r![1]!)
+    for (let i = 1; i < versions.length; i++)
+      expect({ [versions[i - 1]!]: newer(versions[i - 1]!, versions[i]!) }).toEqual({ [versions[i - 1]!]: true })
+    const dates = releases.map((r) => r![2]!)
+    expect([...dates].sort().reverse()).toEqual(dates)
+  })
+
+  test("its newest release is package.json's version, the one conduit --version and the OpenAPI document give", () => {
+    expect(releases[0]![1]).toBe(version)
+  })
+
+  test('every release says what it changed, under the sections Keep a Changelog names', () => {
+    const kinds = ['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security']
+    for (const [i, r] of releases.entries()) {
+      const start = changelog.indexOf(`\n## ${headings[i + 1]}\n`)
+      const end = changelog.indexOf('\n## ', start + 1)
+      const sections = [...changelog.slice(start, end < 0 ? undefined : end).matchAll(/^### (.+)$/gm)].map((m) => m[1]!)
+      expect({ release: r![1], some: sections.length > 0, unknown: sections.filter((k) => !kinds.includes(k)) }).toEqual({
+        release: r![1],
+        some: true,
+        unknown: [],
+      })
+    }
+  })
+
+  test("the release notes tell clients of RealWorld 2.0's statuses and messages", () => {
+    const notes = changelog.slice(changelog.indexOf(`## [${version}]`))
+    for (const change of ['`201`', '`409`', "can't be blank", '{"errors":{"credentials":["invalid"]}}', '`403`', '"tagList": null']) {
+      expect({ change, noted: notes.includes(change) }).toEqual({ change, noted: true })
+    }
+  })
+})
+
+skipIf(why.sqlitePass).describe('the licence', () => {
+  test('LICENSE is the MIT licence of the project, and package.json says so', () => {
+    const licence = readFileSync(join(ROOT, 'LICENSE'), 'utf8')
+    expect(licence.split('\n')[0]).toBe('MIT License')
+    expect(licence).toContain('Copyright (c) 2026 The Conduit on Bun authors')
+    expect(licence).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND')
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).license).toBe('MIT')
+    expect(trackedSet.has('LICENSE')).toBe(true)
+  })
 })

@@ -27,7 +27,8 @@ const streamOf = (text: string) =>
 describe('unknown routes', () => {
   test.each([
     ['GET', '/api/nope'],
-    ['GET', '/api'],
+    // (`/api` itself is a page about the API: test/home.test.ts)
+    ['GET', '/apis'],
     ['GET', '/api/users/nope/deeper'],
     ['POST', '/api/user'],
     ['PATCH', '/api/user'],

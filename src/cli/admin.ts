@@ -6,7 +6,7 @@ import type { Store } from '../db/store.ts'
 import type { Awaitable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
 import { type Flags, untimed } from './command.ts'
-import { CliError, UsageError } from './errors.ts'
+import { CliError, noDatabase } from './errors.ts'
 
 /**
  * What the `conduit admin ...` commands share. They open the database as the
@@ -28,9 +28,7 @@ export const where = (config: Config, store: Store): string => (config.databaseU
  * leave an empty database behind and report "no such user".
  */
 export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
-  if (!config.databaseUrl && !existsSync(config.databasePath)) {
-    throw new UsageError(`no database at ${resolve(config.databasePath)}; name it with --db or DATABASE_PATH`)
-  }
+  if (!config.databaseUrl && !existsSync(config.databasePath)) throw noDatabase(config.databasePath)
   const { store } = await openStore(untimed(config))
   try {
     return await fn(store)

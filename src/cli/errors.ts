@@ -2,7 +2,10 @@
  * How the command line fails: every failure, expected or not, ends as ONE
  * line on stderr, `conduit: <what failed>: <why>; <how to fix it>`, naming the
  * path, port or address involved. Exit status 2 for a usage or configuration
- * error, 1 for anything that went wrong while running. With --debug (or
+ * error, 1 for anything that went wrong while running. Each kind of mistake
+ * (a missing directory, a database that cannot be reached...) has one
+ * wording whatever the command (docs/DEPLOYING.md lists them; test/e2e/
+ * mistakes.test.ts runs every command with each). With --debug (or
  * LOG_LEVEL=debug) the stack of the underlying error follows that line.
  *
  * Never `console.error(error)`: in the compiled binary Bun prints the
@@ -46,6 +49,9 @@ export interface FailureContext {
   databasePath?: string
   /** the PostgreSQL URL, password already hidden */
   databaseUrl?: string
+  /** what names the SQLite file and the PostgreSQL URL on this command line, when not --db and the variables (copy: --from, --to) */
+  pathOption?: string
+  urlOption?: string
   host?: string
   port?: number
 }
@@ -63,12 +69,12 @@ export async function explain(error: unknown, context: FailureContext): Promise<
   if (error instanceof ConfigError) return { line: oneLine(error.message), exitCode: EXIT_USAGE }
   if (context.databaseUrl) {
     const problem = connectProblem(error instanceof DatabaseUnavailable ? error.cause : error)
-    if (problem) return { line: await postgresFailure(problem, context.databaseUrl), exitCode: EXIT_FAILURE }
+    if (problem) return { line: await postgresFailure(problem, context.databaseUrl, context.urlOption), exitCode: EXIT_FAILURE }
   }
   if (error instanceof DatabaseUnavailable) {
     const cause = reason((error.cause ?? error) as ErrorLike)
     return {
-      line: `cannot reach the PostgreSQL database ${context.databaseUrl ?? ''} (${cause}); check that the server runs and accepts connections, and the host and port in DATABASE_URL or --db`,
+      line: `cannot reach the PostgreSQL database ${context.databaseUrl ?? ''} (${cause}); check that the server runs and accepts connections, and the host and port in ${context.urlOption ?? URL_OPTION}`,
       exitCode: EXIT_FAILURE,
     }
   }
@@ -88,7 +94,7 @@ export async function explain(error: unknown, context: FailureContext): Promise<
     return { line: await listenFailure(e, context.host ?? '0.0.0.0', context.port), exitCode: EXIT_FAILURE }
   }
   if (isSqliteError(e) && context.databasePath !== undefined) {
-    return { line: databaseFailure(e, context.databasePath), exitCode: EXIT_FAILURE }
+    return { line: databaseFailure(e, context.databasePath, context.pathOption), exitCode: EXIT_FAILURE }
   }
   const what = context.command ? `${context.command} failed` : 'failed'
   return { line: `${what}: ${reason(e)}`, exitCode: EXIT_FAILURE, unexpected: true }
@@ -219,25 +225,41 @@ async function resolves(host: string): Promise<boolean | 'unknown'> {
 
 const isSqliteError = (e: ErrorLike) => e?.name === 'SQLiteError' || (typeof e?.code === 'string' && e.code.startsWith('SQLITE_'))
 
-const DB_HINT = 'choose another file with --db or DATABASE_PATH'
+/** What names the SQLite file, unless a command says otherwise (FailureContext.pathOption). */
+const PATH_OPTION = '--db or DATABASE_PATH'
 
-/** A failure of SQLite on the database file at `path`, explained from what the file system shows. */
-export function databaseFailure(e: ErrorLike, path: string): string {
+/**
+ * A database that is not where it is named: the line for a missing directory
+ * or file, the same from every command (serve creates a missing file; the
+ * commands that only read or change one, admin, backup and copy, refuse it).
+ */
+function cannotOpen(file: string, problem: string, option: string): string {
+  return `cannot open the database ${file}: ${problem}; ${problem.startsWith('directory') && problem.endsWith('does not exist') ? 'create it or ' : ''}choose another file with ${option}`
+}
+
+/** A SQLite file a command uses but never creates, missing (exit status 1, as for serve's missing directory). */
+export function noDatabase(path: string, option = PATH_OPTION): CliError {
+  const file = resolve(path)
+  return new CliError(cannotOpen(file, fileProblem(file) ?? 'the file does not exist', option))
+}
+
+/** A failure of SQLite on the database file at `path`, explained from what the file system shows; `option` names the file on the command line. */
+export function databaseFailure(e: ErrorLike, path: string, option = PATH_OPTION): string {
   const file = resolve(path)
   const dir = dirname(file)
   const code = String(e.code ?? '')
   const sqlite = oneLine(String(e.message ?? code))
+  const hint = `choose another file with ${option}`
   if (code.startsWith('SQLITE_CANTOPEN')) {
     const problem = fileProblem(file)
-    if (problem)
-      return `cannot open the database ${file}: ${problem}; ${problem.endsWith('does not exist') ? 'create it or ' : ''}${DB_HINT}`
+    if (problem) return cannotOpen(file, problem, option)
     if (!existsSync(file)) {
-      return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with --db or DATABASE_PATH`
+      return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with ${option}`
     }
-    return readOnly(`cannot open the database ${file}`, file, code, sqlite)
+    return readOnly(`cannot open the database ${file}`, file, code, sqlite, hint)
   }
-  if (code.startsWith('SQLITE_READONLY')) return readOnly(`cannot write the database ${file}`, file, code, sqlite)
-  if (code.startsWith('SQLITE_NOTADB')) return `${file} is not a SQLite database; ${DB_HINT}`
+  if (code.startsWith('SQLITE_READONLY')) return readOnly(`cannot write the database ${file}`, file, code, sqlite, hint)
+  if (code.startsWith('SQLITE_NOTADB')) return `${file} is not a SQLite database; ${hint}`
   if (code.startsWith('SQLITE_CORRUPT')) return `the database ${file} is damaged (${sqlite}); restore it from a backup`
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return `the database ${file} stayed locked by another process (${sqlite}); wait for it to finish and try again`
@@ -253,17 +275,17 @@ export function databaseFailure(e: ErrorLike, path: string): string {
  * file in a 0555 directory fails with the same "readonly database" as a 0444
  * file. access(2) sees chattr +i too, for root as for anyone.
  */
-function readOnly(what: string, file: string, code: string, sqlite: string): string {
+function readOnly(what: string, file: string, code: string, sqlite: string, hint: string): string {
   const dir = dirname(file)
   const fileLocked = !writable(file)
   const dirLocked = code === 'SQLITE_READONLY_DIRECTORY' || !writable(dir)
   const wal = 'SQLite creates its -wal and -shm files next to the database'
   if (fileLocked && dirLocked) {
-    return `${what}: the file and its directory ${dir} are read-only (${wal}); make both writable (chmod u+w, or chattr -i) or ${DB_HINT}`
+    return `${what}: the file and its directory ${dir} are read-only (${wal}); make both writable (chmod u+w, or chattr -i) or ${hint}`
   }
-  if (dirLocked) return `${what}: its directory ${dir} is not writable (${wal}); make the directory writable or ${DB_HINT}`
-  if (fileLocked) return `${what}: the file is read-only; make it writable (chmod u+w, or chattr -i) or ${DB_HINT}`
-  return `${what} (${sqlite}): the file, its directory ${dir} or its -wal and -shm files are not writable; make them writable or ${DB_HINT}`
+  if (dirLocked) return `${what}: its directory ${dir} is not writable (${wal}); make the directory writable or ${hint}`
+  if (fileLocked) return `${what}: the file is read-only; make it writable (chmod u+w, or chattr -i) or ${hint}`
+  return `${what} (${sqlite}): the file, its directory ${dir} or its -wal and -shm files are not writable; make them writable or ${hint}`
 }
 
 function writable(path: string): boolean {
@@ -284,8 +306,12 @@ export function backupFailure(error: unknown, file: string): unknown {
   const e = error as ErrorLike
   if (!isSqliteError(e) || !String(e.code).startsWith('SQLITE_CANTOPEN')) return error
   const problem = fileProblem(file) ?? `directory ${dirname(file)} is not writable`
-  const fix = problem.endsWith('does not exist') ? 'create it or choose another backup file' : 'choose another backup file'
-  return new CliError(`backup: cannot create ${file}: ${problem}; ${fix}`, EXIT_FAILURE, { cause: error })
+  const fix = problem.endsWith('does not exist')
+    ? 'create it or choose another backup file'
+    : problem.endsWith('not writable')
+      ? 'choose a file in a writable directory'
+      : 'choose another backup file'
+  return new CliError(`cannot create the backup ${file}: ${problem}; ${fix}`, EXIT_FAILURE, { cause: error })
 }
 
 /**
@@ -311,13 +337,14 @@ function isDirectory(path: string): boolean {
 
 // --------------------------------------------------------------- PostgreSQL
 
-const URL_HINT = 'DATABASE_URL or --db'
+/** What names the PostgreSQL URL, unless a command says otherwise (FailureContext.urlOption). */
+const URL_OPTION = 'DATABASE_URL or --db'
 
 /**
  * A PostgreSQL connection refused at start-up, as one line naming the URL
  * (its password hidden) and what to run or change. `url` is already redacted.
  */
-export async function postgresFailure(problem: ConnectProblem, url: string): Promise<string> {
+export async function postgresFailure(problem: ConnectProblem, url: string, option = URL_OPTION): Promise<string> {
   const u = new URL(url)
   const host = u.hostname || 'localhost'
   const port = u.port || '5432'
@@ -333,29 +360,29 @@ export async function postgresFailure(problem: ConnectProblem, url: string): Pro
     }
     case 'no-role': {
       const name = problem.role || role
-      return `${use}: role "${name}" does not exist on ${where}; create it: createuser -h ${host} -p ${port} --pwprompt ${shellWord(name)}, or in psql: CREATE ROLE ${sqlName(name)} LOGIN PASSWORD '...'; (or name another role in ${URL_HINT})`
+      return `${use}: role "${name}" does not exist on ${where}; create it: createuser -h ${host} -p ${port} --pwprompt ${shellWord(name)}, or in psql: CREATE ROLE ${sqlName(name)} LOGIN PASSWORD '...'; (or name another role in ${option})`
     }
     case 'no-login':
-      return `${use}: role "${problem.role || role}" may not log in; allow it in psql: ALTER ROLE ${sqlName(problem.role || role)} LOGIN; (or name another role in ${URL_HINT})`
+      return `${use}: role "${problem.role || role}" may not log in; allow it in psql: ALTER ROLE ${sqlName(problem.role || role)} LOGIN; (or name another role in ${option})`
     case 'password':
-      return `${use}: password authentication failed for role "${problem.role || role}"; check the password in ${URL_HINT} (URL-encode any @ : / ? # %), or the role's password on the server (ALTER ROLE ... PASSWORD) and its pg_hba.conf method`
+      return `${use}: password authentication failed for role "${problem.role || role}"; check the password in ${option} (URL-encode any @ : / ? # %), or the role's password on the server (ALTER ROLE ... PASSWORD) and its pg_hba.conf method`
     case 'tls-required':
-      return `${use}: the server's pg_hba.conf admits role "${problem.role || role}" from this host only over TLS (hostssl); set sslmode=require in the URL (${URL_HINT}; verify-full, with sslrootcert=CA-FILE, also checks the server's certificate)`
+      return `${use}: the server's pg_hba.conf admits role "${problem.role || role}" from this host only over TLS (hostssl); set sslmode=require in the URL (${option}; verify-full, with sslrootcert=CA-FILE, also checks the server's certificate)`
     case 'no-hba-entry':
       return `${use}: the server's pg_hba.conf has no line for role "${problem.role || role}", database "${problem.database || database}" from ${problem.client || 'this host'}; add one on the server (and reload it), or connect as a role it admits`
     case 'tls-unavailable':
-      return `${use}: the URL asks for TLS (sslmode) but the server on ${where} does not offer it; set sslmode=disable (or prefer) in the URL (${URL_HINT}), or turn ssl on in the server's postgresql.conf`
+      return `${use}: the URL asks for TLS (sslmode) but the server on ${where} does not offer it; set sslmode=disable (or prefer) in the URL (${option}), or turn ssl on in the server's postgresql.conf`
     case 'certificate':
-      return `${use}: the server's TLS certificate did not verify (${oneLine(problem.reason)}); name the CA that signed it with sslrootcert=/path/to/ca.crt in ${URL_HINT}, or use sslmode=require to encrypt without verifying`
+      return `${use}: the server's TLS certificate did not verify (${oneLine(problem.reason)}); name the CA that signed it with sslrootcert=/path/to/ca.crt in ${option}, or use sslmode=require to encrypt without verifying`
     case 'too-many-connections':
       return `${use}: the server on ${where} has no connection left (too many clients); raise its max_connections or lower DATABASE_POOL_MAX`
     case 'refused':
     case 'timeout': {
       if (isIP(host) === 0 && (await resolves(host)) === false) {
-        return `${reach}: the host name ${host} does not resolve; check the host in ${URL_HINT}`
+        return `${reach}: the host name ${host} does not resolve; check the host in ${option}`
       }
       const what = problem.kind === 'refused' ? 'the connection was refused' : 'no answer within 5 s'
-      return `${reach}: ${what}; is PostgreSQL running at ${where} (and listening there: listen_addresses, port, a firewall)? Check the host and port in ${URL_HINT}`
+      return `${reach}: ${what}; is PostgreSQL running at ${where} (and listening there: listen_addresses, port, a firewall)? Check the host and port in ${option}`
     }
   }
 }

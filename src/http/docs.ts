@@ -8,12 +8,12 @@ import { JSON_CONTENT_TYPE, notFound } from '../errors.ts'
 import { openapiDocument, REALWORLD_VERSION } from './openapi.ts'
 import type { Route } from './route.ts'
 
-const PAGE = '/swagger'
-const SPEC = '/swagger/json'
+export const DOCS_PAGE = '/swagger'
+export const DOCS_SPEC = '/swagger/json'
 const ASSETS = '/swagger/assets'
-const HTML_CONTENT_TYPE = 'text/html; charset=utf-8'
+export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8'
 /** Every path template the docs answer (metrics count them as one route, `docs`). */
-export const DOCS_TEMPLATES = [SPEC, PAGE, `${ASSETS}/:file`] as const
+export const DOCS_TEMPLATES = [DOCS_SPEC, DOCS_PAGE, `${ASSETS}/:file`] as const
 
 const assets: Record<string, { path: string; type: string }> = {
   'swagger-ui-bundle.js': { path: bundlePath, type: 'text/javascript; charset=utf-8' },
@@ -39,7 +39,7 @@ const info = {
  * and `/swagger/` alike, as `text/html; charset=utf-8`.
  */
 const page = SwaggerUIRender(info, {
-  url: SPEC,
+  url: DOCS_SPEC,
   dom_id: '#swagger-ui',
   cdn: `${ASSETS}/swagger-ui-bundle.js`,
   theme: `${ASSETS}/swagger-ui.css`,
@@ -56,9 +56,9 @@ export function docs(routes: readonly Route[]) {
   const json = () => (document ??= JSON.stringify(openapiDocument(routes, info)))
   return (
     new Elysia()
-      .get(SPEC, () => new Response(json(), { headers: { 'content-type': JSON_CONTENT_TYPE } }))
+      .get(DOCS_SPEC, () => new Response(json(), { headers: { 'content-type': JSON_CONTENT_TYPE } }))
       // (Elysia matches `/swagger/` to this route too)
-      .get(PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }))
+      .get(DOCS_PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }))
       .get(`${ASSETS}/:file`, ({ params }) => {
         const asset = assets[params.file]
         if (!asset) throw notFound('asset')

@@ -128,7 +128,7 @@ export function requestEntry(d: Deps) {
       const peer = server?.requestIP(request)?.address
       if (peer) d.notePeer(canonical, peer)
     }
-    // liveness, readiness, the docs and the metrics answer without the database's word on what changed
+    // liveness, readiness, the pages about the server (/, /api), the docs and the metrics answer without the database's word on what changed
     if (!isApi(canonical.url)) return answer(canonical, t0)
     let synced: void | Promise<void>
     try {

@@ -26,6 +26,16 @@ export function searchOf(url: string): string {
   return q < 0 ? '' : url.slice(q + 1)
 }
 
+/**
+ * The origin of a server bound to `host`, as one opens it: a wildcard address
+ * (0.0.0.0 or ::, which no browser opens) as `wildcard`, an IPv6 address in
+ * brackets.
+ */
+export function serverOrigin(host: string, port: number, wildcard = 'localhost'): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? wildcard : host
+  return `http://${name.includes(':') ? `[${name}]` : name}:${port}`
+}
+
 /** Where the API's routes are. */
 export const API_PREFIX = '/api'
 
@@ -35,9 +45,15 @@ export function hasPathAt(s: string, path: string, at = 0): boolean {
   return s.startsWith(path, at) && (s.length === end || s[end] === '/' || s[end] === '?')
 }
 
-/** Whether the request is for the API (under API_PREFIX). */
+/**
+ * Whether the request is for the API: a path under API_PREFIX, but not the
+ * API's root itself (`/api`, `/api/`), a page about the API (home.ts) that
+ * answers without the database, as `/health` does.
+ */
 export function isApi(url: string): boolean {
-  return hasPathAt(url, API_PREFIX, pathStart(url))
+  const start = pathStart(url)
+  const after = start + API_PREFIX.length
+  return hasPathAt(url, API_PREFIX, start) && url[after] === '/' && after + 1 < url.length && url[after + 1] !== '?'
 }
 
 /**

@@ -5,6 +5,9 @@ export const ROUTE = {
   unmatched: 'unmatched',
   preflight: 'preflight',
   health: '/health',
+  /** the pages that say what the server is (src/http/home.ts) */
+  home: '/',
+  apiRoot: '/api',
   ready: '/ready',
   metrics: '/metrics',
   docs: 'docs',

@@ -3,6 +3,9 @@ import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { version } from '../../package.json'
+import { helpText } from '../../src/cli/help.ts'
+import { COMMANDS } from '../../src/cli/registry.ts'
+import { environment } from '../../src/config.ts'
 import {
   api,
   freePort,
@@ -182,20 +185,54 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     expect((await api(server.url, 'GET', '/api/health')).status).toBe(404)
     expect((await server.stop()).code).toBe(0)
   }, 60_000)
+
+  test('the start-up line gives the site and its docs at an address a person can open (localhost for 0.0.0.0)', async () => {
+    for (const [host, shown] of [
+      [undefined, 'localhost'],
+      ['127.0.0.1', '127.0.0.1'],
+    ] as const) {
+      const server = await startServer(binary(), { env: host ? { HOST: host } : {} })
+      const site = `http://${shown}:${server.port}`
+      const line = (await server.waitForStdout((out) => out.includes('listening'))).split('\n').find((l) => l.includes('listening'))
+      expect(line).toContain(`listening url=${site}/ docs=${site}/swagger `)
+      expect((await server.stop()).code).toBe(0)
+    }
+  }, 60_000)
+
+  test('/ and /api answer over HTTP: the page for a browser, JSON for a program, HEAD without a body', async () => {
+    const server = await startServer(binary())
+    const get = (path: string, accept: string, method = 'GET') => fetch(`${server.url}${path}`, { method, headers: { accept } })
+    const page = await get('/', 'text/html,*/*;q=0.8')
+    expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' })
+    expect(await page.text()).toContain(`version ${version}`)
+    for (const path of ['/', '/api', '/api/']) {
+      const about = await get(path, 'application/json')
+      expect({ path, status: about.status, body: await about.json() }).toEqual({
+        path,
+        status: 200,
+        body: { name: 'conduit', version, api: '/api', docs: '/swagger', openapi: '/swagger/json', health: '/health' },
+      })
+      const head = await get(path, '*/*', 'HEAD')
+      expect({ path, status: head.status, length: (await head.arrayBuffer()).byteLength }).toEqual({ path, status: 200, length: 0 })
+    }
+    expect((await server.stop()).code).toBe(0)
+  }, 60_000)
 })
 
 skipIf(why.sqlitePass).describe('the command line', () => {
-  test('--version prints the package.json version', async () => {
-    const r = await runCli(binary(), ['--version'])
-    expect(r.code).toBe(0)
-    expect(r.stdout.trim().split('\n')).toHaveLength(1)
-    expect(r.stdout).toContain(version)
+  test('--version, -v and `version` print the package.json version, one line', async () => {
+    for (const args of [['--version'], ['-v'], ['version']]) {
+      const r = await runCli(binary(), args)
+      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, code: 0, stdout: `${version}\n`, stderr: '' })
+    }
   }, 30_000)
 
-  test('--help lists serve, migrate, backup and healthcheck', async () => {
-    const r = await runCli(binary(), ['--help'])
-    expect(r.code).toBe(0)
-    for (const command of ['serve', 'migrate', 'backup', 'healthcheck']) expect(r.stdout).toContain(command)
+  test('--help, -h and `help` print the help made from the commands and the variables (test/unit/cli-help.test.ts checks its columns)', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const r = await runCli(binary(), args)
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 0, stdout: `${helpText(COMMANDS, environment, version)}\n` })
+    }
+    for (const command of ['serve', 'migrate', 'backup', 'healthcheck']) expect(helpText(COMMANDS, environment, version)).toContain(command)
   }, 30_000)
 
   test.each([
@@ -279,10 +316,10 @@ skipIf(why.sqlitePass).describe('the command line', () => {
     expect((await server.stop()).code).toBe(0)
   }, 60_000)
 
-  test('healthcheck --port N exits 0 when the server runs and non-zero when nothing listens', async () => {
+  test('healthcheck --port N prints one line and exits 0 when the server runs, non-zero when nothing listens', async () => {
     const server = await startServer(binary())
     const up = await runCli(binary(), ['healthcheck', '--port', String(server.port)])
-    expect(up.code).toBe(0)
+    expect(up).toMatchObject({ code: 0, stdout: `ok http://127.0.0.1:${server.port}/health\n`, stderr: '' })
 
     const nothing = freePort()
     const down = await runCli(binary(), ['healthcheck', '--port', String(nothing)], { timeoutMs: 10_000 })

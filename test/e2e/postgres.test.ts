@@ -186,7 +186,9 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       })
       expect(write.status).toBe(503)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(503)
-      expect((await api(server.url, 'GET', '/health')).status).toBe(200)
+      // (the pages about the server need no database either)
+      for (const path of ['/health', '/', '/api'])
+        expect({ path, status: (await api(server.url, 'GET', path)).status }).toEqual({ path, status: 200 })
 
       proxy.up()
       let status = 0

@@ -2,7 +2,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { compile, routeMatcher } from '../../src/http/dispatch.ts'
 import type { Route } from '../../src/http/route.ts'
 import { ErrorBody } from '../../src/http/schemas.ts'
-import { pathOf } from '../../src/http/url.ts'
+import { isApi, pathOf } from '../../src/http/url.ts'
 
 /**
  * Every answer the suite receives from the API is checked against its route's
@@ -52,8 +52,9 @@ export function checkAnswer(
   text: string,
   o: ContractOptions = {},
 ): void {
+  // (the API's root is a page about it, declared by no route)
+  if (!isApi(url)) return
   const path = pathOf(url)
-  if (!path.startsWith('/api')) return
   const m = method === 'HEAD' ? 'GET' : method
   const route = matcher(routes)(m, path)
   const where = `${method} ${path} answered ${status}`

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { redactUrl } from '../../config.ts'
 import { openDatabase } from '../../db/sqlite/open.ts'
 import type { Command } from '../command.ts'
-import { backupFailure, UsageError } from '../errors.ts'
+import { backupFailure, noDatabase, UsageError } from '../errors.ts'
 
 /** VACUUM INTO: a consistent snapshot of the live database, taken while it serves. */
 export const backupCommand: Command = {
@@ -19,7 +19,7 @@ export const backupCommand: Command = {
     }
     const file = resolve(args[0]!)
     if (existsSync(file)) throw new UsageError(`backup: ${file} already exists; choose a new file name`)
-    if (!existsSync(config.databasePath)) throw new UsageError(`backup: no database at ${config.databasePath}`)
+    if (!existsSync(config.databasePath)) throw noDatabase(config.databasePath)
     const db = openDatabase(config.databasePath)
     try {
       db.query('VACUUM INTO ?').run(file)

@@ -6,7 +6,8 @@ import { openStore } from '../../db/open.ts'
 import { migrate } from '../../db/sqlite/migrate.ts'
 import { openDatabase } from '../../db/sqlite/open.ts'
 import { type Command, untimed } from '../command.ts'
-import { CliError, UsageError } from '../errors.ts'
+import { CliError, noDatabase, UsageError } from '../errors.ts'
+import { usageError } from '../help.ts'
 
 /** A whole SQLite database into an empty PostgreSQL one, with progress and a final count. */
 export const copyCommand: Command = {
@@ -15,10 +16,11 @@ export const copyCommand: Command = {
   summary: ['move a whole SQLite database into an EMPTY', 'PostgreSQL database (tokens keep working)'],
   args: 0,
   async run({ config, flags, context }) {
-    if (flags.from === undefined || flags.to === undefined)
-      throw new UsageError('usage: conduit copy --from FILE --to URL; see conduit --help')
+    if (flags.from === undefined || flags.to === undefined) throw usageError(copyCommand)
+    // a failure names the database by the option that named it
+    Object.assign(context, { pathOption: '--from', urlOption: '--to' })
     const source = resolve(flags.from)
-    if (!existsSync(source)) throw new UsageError(`copy: no SQLite database at ${source}`)
+    if (!existsSync(source)) throw noDatabase(source, '--from')
     const target = { ...config }
     setDatabase(target, flags.to)
     if (!target.databaseUrl) throw new UsageError(`copy: --to must be a postgres:// URL, got "${flags.to}"`)

@@ -1,20 +1,39 @@
+import { serverOrigin } from '../../http/url.ts'
 import type { Command } from '../command.ts'
+import { CliError } from '../errors.ts'
+
+const TIMEOUT_MS = 3000
 
 export const healthcheckCommand: Command = {
   name: 'healthcheck',
   usage: '[--port N] [--host ADDR]',
-  summary: ['exit 0 when the local server answers /health'],
+  summary: ['print ok and exit 0 when the local server answers /health'],
   args: 0,
   async run({ config }) {
-    const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/health`
+    // a server bound to every address answers on the loopback one
+    const url = `${serverOrigin(config.host, config.port, '127.0.0.1')}/health`
+    let status: number
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(3000) })
-      if (res.ok) return 0
-      console.error(`healthcheck: ${url} answered ${res.status}`)
+      const res = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) })
+      await res.arrayBuffer()
+      status = res.status
     } catch (e) {
-      console.error(`healthcheck: ${url} unreachable (${(e as Error).message})`)
+      throw new CliError(
+        `cannot reach the server ${url}: ${why(e)}; is conduit running there? Check the port and host in --port/PORT and --host/HOST`,
+      )
     }
-    return 1
+    if (status !== 200) throw new CliError(`the server ${url} answered ${status}; it is running but not well: see its log`)
+    // one line for whoever ran it by hand (Docker's HEALTHCHECK keeps it in the container's health log)
+    console.log(`ok ${url}`)
+    return 0
   },
+}
+
+/** Why a request got no answer, in words rather than fetch's message. */
+function why(e: unknown): string {
+  const { name, code, message } = e as { name?: string; code?: string; message?: string }
+  if (name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`
+  if (code === 'ECONNREFUSED' || code === 'ConnectionRefused') return 'the connection was refused'
+  if (code === 'ENOTFOUND') return 'the host name does not resolve'
+  return String(message ?? e)
 }

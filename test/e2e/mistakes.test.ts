@@ -1,0 +1,170 @@
+import { expect, test } from 'bun:test'
+import { join } from 'node:path'
+import type { Command } from '../../src/cli/command.ts'
+import { usageOf } from '../../src/cli/help.ts'
+import { COMMANDS } from '../../src/cli/registry.ts'
+import { skipIf, why } from '../support/skip.ts'
+import { freePort, runCli, tempDir, useBinary } from './support.ts'
+
+/**
+ * One wording and one exit status per kind of mistake, whatever the command:
+ * every command of the binary is run with every mistake that applies to it,
+ * and its one line on stderr and its status are compared with the kind's.
+ *
+ * - status 2, a mistake on the command line: an unknown option, a bad value,
+ *   a wrong number of arguments;
+ * - status 1, what the command line names is not usable: a missing directory
+ *   or file, a directory that cannot be written, a database or a server that
+ *   cannot be reached.
+ */
+
+const binary = useBinary()
+const DB = '--db or DATABASE_PATH'
+const URL_OPTION = 'DATABASE_URL or --db'
+
+/** How each command is run when nothing is wrong but the mistake: its arguments, where the database goes. */
+interface Invocation {
+  /** the arguments, with `db` where the database is named (a path or a URL) */
+  args: (db: string) => string[]
+  /** what names the database on its command line, for the lines that say how to fix it */
+  pathOption?: string
+  urlOption?: string
+  /** whether it creates a missing database file (serve, migrate, seed) or refuses one */
+  creates?: boolean
+}
+
+const account = (name: string): Invocation => ({ args: (db) => [...name.split(' '), 'jake', '--db', db] })
+const INVOCATIONS: Record<string, Invocation> = {
+  serve: { args: (db) => ['serve', '--port', '0', '--host', '127.0.0.1', '--db', db], creates: true },
+  migrate: { args: (db) => ['migrate', '--db', db], creates: true },
+  seed: { args: (db) => ['seed', '--users', '1', '--articles', '0', '--db', db], creates: true },
+  backup: { args: (db) => ['backup', join(tempDir(), 'out.db'), '--db', db] },
+  copy: { args: (db) => ['copy', '--from', db, '--to', 'postgres://postgres@127.0.0.1:1/conduit'], pathOption: '--from' },
+  healthcheck: { args: () => ['healthcheck', '--port', String(freePort())] },
+  'admin users list': { args: (db) => ['admin', 'users', 'list', '--db', db] },
+  'admin users show': account('admin users show'),
+  'admin users password': account('admin users password'),
+  'admin users lock': account('admin users lock'),
+  'admin users unlock': account('admin users unlock'),
+  'admin users delete': account('admin users delete'),
+  'admin articles delete': { args: (db) => ['admin', 'articles', 'delete', 'some-slug', '--db', db] },
+  'admin comments delete': { args: (db) => ['admin', 'comments', 'delete', '1', '--db', db] },
+}
+
+const invocation = (c: Command): Invocation => {
+  const i = INVOCATIONS[c.name]
+  if (!i) throw new Error(`no invocation for "${c.name}": add one above, so its mistakes are tested too`)
+  return i
+}
+const takesDatabase = (c: Command) => c.name !== 'healthcheck'
+
+/** Runs the binary; the one line on stderr and the status, nothing on stdout. */
+async function mistake(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; line: string }> {
+  const r = await runCli(binary(), args, { env, timeoutMs: 15_000 })
+  expect({ args, stdout: r.stdout, lines: r.stderr.split('\n').length }).toEqual({ args, stdout: '', lines: 2 })
+  return { code: r.code, line: r.stderr.trimEnd() }
+}
+
+skipIf(why.sqlitePass).describe('every command, every mistake: one line, one status', () => {
+  test('every command of the binary has an invocation here', () => {
+    expect(COMMANDS.map((c) => c.name).sort()).toEqual(Object.keys(INVOCATIONS).sort())
+  })
+
+  test('an unknown option: 2', async () => {
+    for (const c of COMMANDS) {
+      const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), '--bogus'])
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: 'conduit: unknown option --bogus; see conduit --help' })
+    }
+  }, 60_000)
+
+  test('a bad value in the environment: 2', async () => {
+    for (const c of COMMANDS) {
+      const r = await mistake(invocation(c).args(join(tempDir(), 'c.db')), { PORT: 'eighty' })
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: 'conduit: PORT must be an integer, got "eighty"' })
+    }
+  }, 60_000)
+
+  test('a bad value on the command line: 2', async () => {
+    for (const c of COMMANDS) {
+      const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), '--workers', '0'])
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: 'conduit: --workers must be between 1 and 256, got 0' })
+    }
+  }, 60_000)
+
+  test('an argument too many: 2, with the usage', async () => {
+    for (const c of COMMANDS) {
+      const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), 'extra'])
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: `conduit: usage: ${usageOf(c)}; see conduit --help` })
+    }
+  }, 60_000)
+
+  test('a database in a directory that does not exist: 1', async () => {
+    for (const c of COMMANDS.filter(takesDatabase)) {
+      const dir = join(tempDir(), 'missing')
+      const option = invocation(c).pathOption ?? DB
+      const r = await mistake(invocation(c).args(join(dir, 'c.db')))
+      expect({ command: c.name, ...r }).toEqual({
+        command: c.name,
+        code: 1,
+        line: `conduit: cannot open the database ${join(dir, 'c.db')}: directory ${dir} does not exist; create it or choose another file with ${option}`,
+      })
+    }
+  }, 60_000)
+
+  test('a database file that does not exist, for the commands that never create one: 1', async () => {
+    for (const c of COMMANDS.filter((c) => takesDatabase(c) && !invocation(c).creates)) {
+      const file = join(tempDir(), 'c.db')
+      const option = invocation(c).pathOption ?? DB
+      const r = await mistake(invocation(c).args(file))
+      expect({ command: c.name, ...r }).toEqual({
+        command: c.name,
+        code: 1,
+        line: `conduit: cannot open the database ${file}: the file does not exist; choose another file with ${option}`,
+      })
+    }
+  }, 60_000)
+
+  // (/proc: no one may create a file there, root included)
+  test('a new file in a directory that cannot be written: 1', async () => {
+    for (const c of COMMANDS.filter((c) => invocation(c).creates)) {
+      const r = await mistake(invocation(c).args('/proc/conduit.db'))
+      expect({ command: c.name, ...r }).toEqual({
+        command: c.name,
+        code: 1,
+        line: `conduit: cannot create the database /proc/conduit.db: directory /proc is not writable; choose a file in a writable directory with ${DB}`,
+      })
+    }
+    const cwd = tempDir()
+    expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd })).code).toBe(0)
+    const r = await mistake(['backup', '/proc/out.db', '--db', join(cwd, 'c.db')])
+    expect(r).toEqual({
+      code: 1,
+      line: 'conduit: cannot create the backup /proc/out.db: directory /proc is not writable; choose a file in a writable directory',
+    })
+  }, 60_000)
+
+  test('a database that cannot be reached: 1', async () => {
+    const port = freePort()
+    const url = `postgres://postgres@127.0.0.1:${port}/conduit`
+    const refused = (option: string) =>
+      `conduit: cannot reach the PostgreSQL database ${url}: the connection was refused; is PostgreSQL running at 127.0.0.1:${port} (and listening there: listen_addresses, port, a firewall)? Check the host and port in ${option}`
+    // (backup is SQLite's: on PostgreSQL it points to pg_dump instead)
+    for (const c of COMMANDS.filter((c) => takesDatabase(c) && c.name !== 'backup' && c.name !== 'copy')) {
+      const r = await mistake(invocation(c).args(url))
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 1, line: refused(URL_OPTION) })
+    }
+    const cwd = tempDir()
+    expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd })).code).toBe(0)
+    const copy = await mistake(['copy', '--from', join(cwd, 'c.db'), '--to', url])
+    expect(copy).toEqual({ code: 1, line: refused('--to') })
+  }, 60_000)
+
+  test('a server that cannot be reached (healthcheck): 1, the same words', async () => {
+    const port = freePort()
+    const r = await mistake(['healthcheck', '--port', String(port)])
+    expect(r).toEqual({
+      code: 1,
+      line: `conduit: cannot reach the server http://127.0.0.1:${port}/health: the connection was refused; is conduit running there? Check the port and host in --port/PORT and --host/HOST`,
+    })
+  }, 30_000)
+})
