@@ -13,7 +13,7 @@ import { testDatabase } from './support/backend.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json; charset=utf-8'
-const ABOUT = { name: 'conduit', version, api: '/api', docs: '/swagger', openapi: '/swagger/json', health: '/health' }
+const ABOUT = { name: 'conduit', version, realworld: '2.0.0', api: '/api', docs: '/swagger', openapi: '/swagger/json', health: '/health' }
 /** What Firefox and Chromium send for a page. */
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
 /** The API's Content-Security-Policy: nothing may load, no script runs. */
@@ -49,7 +49,7 @@ describe('the root pages', () => {
     const res = await app.request('GET', '/', { headers: { host: 'conduit.example:8080' } })
     for (const path of ['/api', '/swagger', '/swagger/json', '/health'])
       expect(res.text).toContain(`<a href="${path}"><code>${path}</code></a>`)
-    expect(res.text).toContain(`version ${version}`)
+    expect(res.text).toContain(`Conduit ${version}, serving the RealWorld Conduit API 2.0.0`)
     expect(res.text).toContain("set the frontend's API URL to <code>http://conduit.example:8080/api</code>")
   })
 

@@ -191,7 +191,7 @@ describe('POST /api/users (register)', () => {
     expect(res.text).not.toContain('Secret7')
   })
 
-  test("rejects an empty password as blank, on registration and on update (RealWorld 2.0)", async () => {
+  test('rejects an empty password as blank, on registration and on update (RealWorld 2.0)', async () => {
     const app = await testApp()
     expect422(await register(app, newUser({ password: '' })), { password: ["can't be blank"] })
     const user = await registerUser(app)

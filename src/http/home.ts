@@ -2,12 +2,21 @@ import { Elysia } from 'elysia'
 import { version } from '../../package.json'
 import { JSON_CONTENT_TYPE } from '../errors.ts'
 import { DOCS_PAGE, DOCS_SPEC, HTML_CONTENT_TYPE } from './docs.ts'
+import { REALWORLD_VERSION } from './openapi.ts'
 import { API_PREFIX } from './url.ts'
 
 const HEALTH = '/health'
 
 /** What a program reads at `/` or `/api`: where the API and its description are. */
-const ABOUT = JSON.stringify({ name: 'conduit', version, api: API_PREFIX, docs: DOCS_PAGE, openapi: DOCS_SPEC, health: HEALTH })
+const ABOUT = JSON.stringify({
+  name: 'conduit',
+  version,
+  realworld: REALWORLD_VERSION,
+  api: API_PREFIX,
+  docs: DOCS_PAGE,
+  openapi: DOCS_SPEC,
+  health: HEALTH,
+})
 
 /**
  * How much an Accept header wants `type` (its q, 0 to 1): the most specific
@@ -58,7 +67,7 @@ function page(host: string): string {
 </head>
 <body>
 <h1>Conduit</h1>
-<p>This server answers the RealWorld Conduit API, version ${escapeHtml(version)}. It serves no web app of its own.</p>
+<p>This is Conduit ${escapeHtml(version)}, serving the RealWorld Conduit API ${REALWORLD_VERSION}. It serves no web app of its own.</p>
 <ul>
 ${link(API_PREFIX, 'the API, in JSON: users, profiles, articles, comments, tags')}
 ${link(DOCS_PAGE, 'its documentation (Swagger UI), where every route can be tried')}
