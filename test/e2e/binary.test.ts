@@ -204,7 +204,7 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     const get = (path: string, accept: string, method = 'GET') => fetch(`${server.url}${path}`, { method, headers: { accept } })
     const page = await get('/', 'text/html,*/*;q=0.8')
     expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' })
-    expect(await page.text()).toContain(`version ${version}`)
+    expect(await page.text()).toContain(`Conduit ${version}, serving the RealWorld Conduit API 2.0.0`)
     for (const path of ['/', '/api', '/api/']) {
       const about = await get(path, 'application/json')
       expect({ path, status: about.status, body: await about.json() }).toEqual({
