@@ -25,12 +25,12 @@ export function schemaKey(root: string, backend: Backend = 'sqlite'): string {
     .map((f) => readFileSync(join(migrations, f), 'utf8'))
   const files = [
     `src/db/${backend}/migrate.ts`,
-    'src/db/seed.ts',
+    'src/cli/seed-data.ts',
     'src/db/bulk.ts',
     'src/articles/slug.ts',
     'src/random.ts',
     // SQLite's migrations fill username keys with it
-    ...(backend === 'sqlite' ? ['src/users/username.ts'] : []),
+    ...(backend === 'sqlite' ? ['src/names.ts'] : []),
   ]
   for (const f of files) {
     const file = join(root, f)

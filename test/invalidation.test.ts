@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import type { TestApp } from './support/app.ts'
 import { NEWEST_WINDOW } from '../src/articles/reads.ts'
-import { seedDatabase } from '../src/db/seed.ts'
+import { seedDatabase } from '../src/cli/seed-data.ts'
 import { conduitApp, follow, registerUsers, slugsOf } from './support/conduit.ts'
 import { createArticle, type RegisteredUser } from './support/fixtures.ts'
 
 /**
- * Each write drops exactly what it changed (src/cache/keys.ts). For every
+ * Each write drops exactly what it changed (src/keys/keys.ts). For every
  * kind of write: warm every read it may affect (anonymous and signed in, from
  * more than one viewer), write, and check each of those reads shows the
  * write at once; then check that what the write cannot change is still served

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { keys } from '../src/cache/keys.ts'
+import { keys } from '../src/keys/keys.ts'
 import { binaryDatabase, onPostgres, type QueryDb } from './support/backend.ts'
 import { api, type ApiResponse, register, run, runCli, type Server, startServer, tempDir, type User, useBinary } from './e2e/support.ts'
 import { skipIf, why } from './support/skip.ts'

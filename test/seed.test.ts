@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { NotEmptyError, seedDatabase } from '../src/db/seed.ts'
+import { NotEmptyError, seedDatabase } from '../src/cli/seed-data.ts'
 import { storageViolations } from './reliability/invariants.ts'
 import { onPostgres, type TestDatabase, testDatabase } from './support/backend.ts'
 

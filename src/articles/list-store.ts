@@ -3,7 +3,7 @@ import type { Awaitable } from '../db/types.ts'
 /** Filters of GET /api/articles: several values of one are ANY, different ones AND. */
 export interface ListFilters {
   tag: string[]
-  /** normalised usernames (see src/users/username.ts) */
+  /** normalised usernames (see src/names.ts) */
   author: string[]
   favorited: string[]
 }

@@ -1,4 +1,4 @@
-import { usernameKey } from '../users/username.ts'
+import { usernameKey } from '../names.ts'
 import type { ListFilters, Page } from './list-store.ts'
 
 /** What the list and feed queries mean, once validated (their schemas: schemas.ts; how a query is read: src/http/query.ts). */

@@ -1,7 +1,7 @@
 import { type Built, type Parts, partOf } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { Flights } from '../cache/flights.ts'
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import type { Store } from '../db/store.ts'
 import { notFound } from '../errors.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
@@ -43,7 +43,7 @@ function single(p: ArticleParts, author: string, favorited: boolean, following: 
   return out
 }
 
-/** What a list page depends on besides its items: its filters' lists (see src/cache/keys.ts). */
+/** What a list page depends on besides its items: its filters' lists (see src/keys/keys.ts). */
 function pageDeps(filters: ListFilters): number[] {
   const deps: number[] = [keys.anyList]
   if (plain(filters)) deps.push(keys.newest)
@@ -61,7 +61,7 @@ const filterKey = (f: ListFilters) =>
  * Cached article reads. Lists are composed of parts cached apart and
  * invalidated apart: a page's ids (per filter and page), each article's
  * viewer-independent text, each author's profile, and the viewer's flags.
- * A write drops only the parts it changed (see src/cache/keys.ts).
+ * A write drops only the parts it changed (see src/keys/keys.ts).
  */
 export function articleReads(store: Store, caches: Caches, profiles: ProfileReads) {
   const clock = () => caches.versions.clock

@@ -1,5 +1,5 @@
 import { type Actor, isAdminOr, type Writer } from '../auth/actor.ts'
-import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../cache/keys.ts'
+import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { firstFreeSuffix, RESERVED_SLUGS, slugify } from './slug.ts'

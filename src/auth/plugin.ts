@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { Caches } from '../cache/caches.ts'
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import { unauthorized } from '../errors.ts'
 import type { UserStore } from '../users/store.ts'
-import { usernameKey } from '../users/username.ts'
+import { usernameKey } from '../names.ts'
 import { type Claims, signToken, verifyToken } from './jwt.ts'
 
 /** Who is calling: the user a valid token names. */
@@ -37,7 +37,7 @@ const MAX_TOKEN_LENGTH = 1024
  * id of their own (the one token a password change keeps working).
  * Verified tokens are cached by the token itself (not the header, whose
  * spacing and scheme case vary) until their expiry or a change to their user
- * (a password change revokes tokens: see src/cache/keys.ts).
+ * (a password change revokes tokens: see src/keys/keys.ts).
  */
 export function tokens(secret: string, ttlSeconds: number, users: UserStore, caches: Caches): Tokens {
   const tokenOf = (header: string) => {

@@ -1,4 +1,4 @@
-import type { Versions } from './versions.ts'
+import type { Versions } from '../keys/versions.ts'
 
 /** A value built from data, with what it depends on (see versions.ts). */
 export interface Built<V> {

@@ -3,7 +3,7 @@ import type { PageIds } from '../articles/list-store.ts'
 import type { AuthorRow } from '../profiles/store.ts'
 import { DepCache } from './cache.ts'
 import { SlabCache } from './slab.ts'
-import type { Versions } from './versions.ts'
+import type { Versions } from '../keys/versions.ts'
 
 const MB = 1024 * 1024
 

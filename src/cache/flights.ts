@@ -1,4 +1,4 @@
-import type { Versions } from './versions.ts'
+import type { Versions } from '../keys/versions.ts'
 
 interface Flight<V> {
   at: number

@@ -1,6 +1,6 @@
 import { entryOverhead } from './cache.ts'
 import { type Body, byteLength, maxBytes, type Pieces, text } from './pieces.ts'
-import type { Versions } from './versions.ts'
+import type { Versions } from '../keys/versions.ts'
 
 interface Slot {
   key: string

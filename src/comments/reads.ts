@@ -1,6 +1,6 @@
 import { type Built, flat, type Parts, partOf } from '../cache/cache.ts'
 import type { Caches, CommentPart, ViewerFlags } from '../cache/caches.ts'
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
 import type { Store } from '../db/store.ts'
 import type { ArticleReads } from '../articles/reads.ts'

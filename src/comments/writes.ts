@@ -1,5 +1,5 @@
 import { type Actor, isAdminOr } from '../auth/actor.ts'
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import type { CommentRow, CommentWriteSql, CommentWrites } from './store.ts'

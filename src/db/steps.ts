@@ -60,7 +60,7 @@ export async function runAsync<T>(steps: Steps<T>): Promise<T> {
   return next.value
 }
 
-/** Records the dependency keys a write changed (see src/cache/keys.ts); they reach the change log in its transaction. */
+/** Records the dependency keys a write changed (see src/keys/keys.ts); they reach the change log in its transaction. */
 export type Changed = (keys: readonly number[]) => void
 
 /**

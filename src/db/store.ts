@@ -1,7 +1,7 @@
 import type { ArticleStore } from '../articles/store.ts'
 import type { ListStore } from '../articles/list-store.ts'
 import type { ThrottleStore } from '../auth/throttle.ts'
-import type { Versions } from '../cache/versions.ts'
+import type { Versions } from '../keys/versions.ts'
 import type { BulkLoad } from './bulk.ts'
 import type { CommentStore } from '../comments/store.ts'
 import type { ProfileStore } from '../profiles/store.ts'
@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts'
 import type { Awaitable, Backend } from './types.ts'
 
 /**
- * What tells caches that stored data changed (see src/cache/versions.ts):
+ * What tells caches that stored data changed (see src/keys/versions.ts):
  * `versions` is bumped by this process's writes after they commit, and by
  * `sync()` with what other processes or instances committed. `sync()` must
  * run before a request uses anything cached; it returns a promise only when

@@ -1,6 +1,6 @@
 import type { Built } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import { type Body, text } from '../cache/pieces.ts'
 import type { SlabCache } from '../cache/slab.ts'
 import type { Route } from './route.ts'
@@ -13,7 +13,7 @@ import { API_PREFIX, hasPathAt, pathAndQuery } from './url.ts'
  * for signed-in ones whose flags show, in a smaller slab of its own so many
  * viewers cannot push out what every anonymous reader shares. Each remembers
  * what it was built from, the viewer's relations included, and is dropped
- * exactly when one of those parts changes (see src/cache/versions.ts).
+ * exactly when one of those parts changes (see src/keys/versions.ts).
  *
  * A signed-in viewer sees an answer exactly as an anonymous reader does when
  * they favorited none of its articles and follow none of its users: then they

@@ -1,9 +1,9 @@
 import type { Built } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import type { Store } from '../db/store.ts'
 import { notFound } from '../errors.ts'
-import { usernameKey } from '../users/username.ts'
+import { usernameKey } from '../names.ts'
 import { profileHead, profileJson } from './present.ts'
 import type { AuthorRow } from './store.ts'
 

@@ -17,7 +17,7 @@ export interface Relations {
 
 /** The reads of profiles and relations: SQL per backend (see sqlite.ts, postgres.ts). */
 export interface ProfileReadSql {
-  /** By normalised username (see src/users/username.ts). */
+  /** By normalised username (see src/names.ts). */
   byName(usernameKey: string): Awaitable<AuthorRow | null>
   authors(ids: readonly number[]): Awaitable<AuthorRow[]>
   /** Whom the viewer follows, and at most `maxFavorites` of the articles they favorited. */

@@ -1,4 +1,4 @@
-import { keys } from '../cache/keys.ts'
+import { keys } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { unprocessable } from '../errors.ts'
 import type { ProfileWriteSql, ProfileWrites } from './store.ts'

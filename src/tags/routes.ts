@@ -1,8 +1,8 @@
 import { t } from 'elysia'
 import type { Built } from '../cache/cache.ts'
 import { Flights } from '../cache/flights.ts'
-import { keys } from '../cache/keys.ts'
-import type { Versions } from '../cache/versions.ts'
+import { keys } from '../keys/keys.ts'
+import type { Versions } from '../keys/versions.ts'
 import { type Route, route } from '../http/route.ts'
 import type { TagStore } from './store.ts'
 

@@ -1,5 +1,5 @@
 import type { Account, AccountCounts, AccountSearch } from './store.ts'
-import { usernameKey } from './username.ts'
+import { usernameKey } from '../names.ts'
 
 /**
  * Accounts as the operator sees them (`conduit admin users list|show`): what

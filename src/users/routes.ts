@@ -5,7 +5,7 @@ import { HttpError, notFound } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
 import type { UserRow, UserStore } from './store.ts'
-import { usernameKey } from './username.ts'
+import { usernameKey } from '../names.ts'
 
 interface Deps {
   users: UserStore

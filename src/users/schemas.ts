@@ -1,7 +1,8 @@
 import { t } from 'elysia'
 import { NullableString } from '../http/schemas.ts'
 import { isHttpUrl, requireObjectWrapper, text } from '../http/validation.ts'
-import { normalizeUsername, usernameProblem } from './username.ts'
+import { usernameProblem } from './username.ts'
+import { normalizeUsername } from '../names.ts'
 
 export const Username = text('username', 1, 40, {
   problem: usernameProblem,

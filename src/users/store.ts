@@ -99,7 +99,7 @@ export interface DeletedAccount {
  * The writes of accounts, decided once in writes.ts. `create` and `update`
  * answer 422 naming every taken field (the database's unique constraints
  * decide, never a check before the write); `update` records the keys it
- * changed (see src/cache/keys.ts) and answers null for an unknown id.
+ * changed (see src/keys/keys.ts) and answers null for an unknown id.
  */
 export interface UserWrites {
   create(u: NewUser): Awaitable<UserRow>

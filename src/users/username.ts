@@ -84,12 +84,3 @@ export function usernameProblem(name: string): string | undefined {
   }
   return undefined
 }
-
-/** The stored spelling: NFKC. */
-export const normalizeUsername = (name: string): string => name.normalize('NFKC')
-
-/** The form uniqueness and lookups use: NFKC with ASCII letters lower-cased. */
-export function usernameKey(name: string): string {
-  const n = name.normalize('NFKC')
-  return /[A-Z]/.test(n) ? n.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : n
-}

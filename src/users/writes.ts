@@ -1,12 +1,12 @@
 import { type Actor, isAdminOr } from '../auth/actor.ts'
-import { userChanged } from '../cache/keys.ts'
-import { EVERYTHING } from '../cache/versions.ts'
+import { userChanged } from '../keys/keys.ts'
+import { EVERYTHING } from '../keys/versions.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import type { Awaitable } from '../db/types.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { explainTaken } from './taken.ts'
 import type { AccountChanged, DeletedAccount, UserChanges, UserRow, UserWriteSql, UserWrites } from './store.ts'
-import { usernameKey } from './username.ts'
+import { usernameKey } from '../names.ts'
 
 /** Only the operator changes another account's password, locks it or deletes it (users change their own through `update`). */
 export const mayAdminister = (actor: Actor): boolean => isAdminOr(actor)

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { articleCreated, articleDeleted, articleEdited, favoriteChanged, fromLog, keys, logRow } from '../../src/cache/keys.ts'
-import { EVERYTHING } from '../../src/cache/versions.ts'
+import { articleCreated, articleDeleted, articleEdited, favoriteChanged, fromLog, keys, logRow } from '../../src/keys/keys.ts'
+import { EVERYTHING } from '../../src/keys/versions.ts'
 import { skipIf, why } from '../support/skip.ts'
 
 skipIf(why.sqlitePass).describe('change-log rows', () => {

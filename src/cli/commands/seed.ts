@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { integer } from '../../config.ts'
 import { openStore } from '../../db/open.ts'
-import { NotEmptyError, SEED_PASSWORD, seedDatabase } from '../../db/seed.ts'
+import { NotEmptyError, SEED_PASSWORD, seedDatabase } from '../seed-data.ts'
 import { type Command, untimed } from '../command.ts'
 import { UsageError } from '../errors.ts'
 

@@ -1,6 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { fromLog, logRow } from '../../cache/keys.ts'
-import { EVERYTHING, Versions } from '../../cache/versions.ts'
+import { fromLog, logRow } from '../../keys/keys.ts'
+import { EVERYTHING, Versions } from '../../keys/versions.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
 import { guardedTransaction, read, write } from './client.ts'
 
@@ -40,7 +40,7 @@ const parseSnapshot = (text: string): Snapshot => {
 
 /**
  * Cache coherence on PostgreSQL, across any number of instances (see
- * src/cache/versions.ts and keys.ts).
+ * src/keys/versions.ts and keys.ts).
  *
  * Every write appends the keys it changed to the `changes` table in its own
  * transaction, with that transaction's id. Before a request uses anything

@@ -1,5 +1,6 @@
 import { SQL, type TransactionSQL } from 'bun'
-import { DatabaseUnavailable, dbStats } from '../types.ts'
+import { DatabaseUnavailable } from '../types.ts'
+import { dbStats } from '../stats.ts'
 
 export interface ClientOptions {
   /** connections in the pool */

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
-import { fromLog, logRow } from '../../cache/keys.ts'
-import { EVERYTHING, Versions } from '../../cache/versions.ts'
-import { dbStats } from '../types.ts'
+import { fromLog, logRow } from '../../keys/keys.ts'
+import { EVERYTHING, Versions } from '../../keys/versions.ts'
+import { dbStats } from '../stats.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
 import { ChangeSignal } from './signal.ts'
 
@@ -15,7 +15,7 @@ export const CHANGE_RETENTION_MS = 10 * 60_000
 export const SIGNAL_FALLBACK_MS = 1_000
 
 /**
- * The SQLite side of cache coherence (see src/cache/versions.ts and keys.ts).
+ * The SQLite side of cache coherence (see src/keys/versions.ts and keys.ts).
  *
  * Writes of this process: `write` runs a function in one IMMEDIATE
  * transaction (the write lock taken up front), appends the keys it changed to

@@ -5,7 +5,7 @@ import m003 from '../migrations/sqlite/003_reserved_slugs.sql' with { type: 'tex
 import m004 from '../migrations/sqlite/004_locked_accounts.sql' with { type: 'text' }
 import m005 from '../migrations/sqlite/005_changes_by_hand.sql' with { type: 'text' }
 import m006 from '../migrations/sqlite/006_kept_token.sql' with { type: 'text' }
-import { usernameKey } from '../../users/username.ts'
+import { usernameKey } from '../../names.ts'
 import { MigrationError } from '../migration-error.ts'
 
 /**

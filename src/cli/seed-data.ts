@@ -1,6 +1,6 @@
 import { slugify } from '../articles/slug.ts'
 import { mulberry32 } from '../random.ts'
-import type { BulkLoad, Table } from './bulk.ts'
+import type { BulkLoad, Table } from '../db/bulk.ts'
 
 export interface SeedOptions {
   users: number
