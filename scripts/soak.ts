@@ -234,6 +234,7 @@ async function worker(base: string, w: number, until: number, users: User[], sha
       const res = await call(base, 'comment', 'POST', `/api/articles/${enc(slug)}/comments`, {
         token: me.token,
         body: { comment: { body: `comment ${w}/${n}` } },
+        expect: [201],
       })
       if (res) comments.push({ slug, id: res.body.comment.id })
     } else if (roll < 0.86 && comments.length) {
