@@ -23,9 +23,13 @@ const login = (app: TestApp, u: { email: string }, password: string) =>
   app.request('POST', '/api/users/login', { body: { user: { email: u.email, password } } })
 const me = (app: TestApp, token: string) => app.request('GET', '/api/user', { token })
 
+/** The user as a write's actor (a Viewer), read back from the database. */
 const writer = async (app: TestApp, u: RegisteredUser) => {
-  const row = await app.db.get<{ id: number; username_key: string }>('SELECT id, username_key FROM users WHERE email = ?', u.email)
-  return { id: Number(row!.id), usernameKey: row!.username_key }
+  const row = await app.db.get<{ id: number; username: string; username_key: string }>(
+    'SELECT id, username, username_key FROM users WHERE email = ?',
+    u.email,
+  )
+  return { id: Number(row!.id), username: row!.username, usernameKey: row!.username_key }
 }
 
 describe('locking an account', () => {

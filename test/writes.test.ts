@@ -66,7 +66,7 @@ describe('writes on SQLite', () => {
     }
     const ann = sync(store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' }))
     const bob = sync(store.users.create({ username: 'bob', usernameKey: 'bob', email: 'bob@example.com', passwordHash: 'x' }))
-    const writer = { id: ann.id, usernameKey: 'ann' }
+    const writer = { id: ann.id, username: 'ann', usernameKey: 'ann' }
     const { slug } = sync(store.articles.create(writer, { title: 'Sync', description: 'd', body: 'b', tagList: ['t'] })).row
     sync(store.articles.update(writer, slug, { title: 'Synchronous', tagList: ['u'] }))
     sync(store.articles.setFavorite(writer, 'synchronous', true))
@@ -101,7 +101,7 @@ describe('write steps', () => {
     const articles = articleWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteArticleSql(db))))
     const comments = commentWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteCommentSql(db))))
     const ann = await store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' })
-    const writer = { id: ann.id, usernameKey: 'ann' }
+    const writer = { id: ann.id, username: 'ann', usernameKey: 'ann' }
     for (let i = 0; i < 3; i++) {
       const { slug } = (await articles.create(writer, { title: `Steps ${i}`, description: 'd', body: 'b' })).row
       await articles.setFavorite(writer, slug, true)
@@ -201,7 +201,7 @@ const STEPS: Step[] = [
   {
     label: 'lock: not ADMIN',
     status: 403,
-    run: (w) => byAdmin(() => w.app.store.users.setLocked({ id: 3, usernameKey: 'bob' }, 'ann', true)),
+    run: (w) => byAdmin(() => w.app.store.users.setLocked({ id: 3, username: 'bob', usernameKey: 'bob' }, 'ann', true)),
   },
   { label: 'comment 4', status: 201, run: (w) => as(w, w.jake, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c4' } }) },
   { label: 'ADMIN deletes a comment by id', status: 200, run: (w) => byAdmin(() => w.app.store.comments.deleteById(ADMIN, 4)) },

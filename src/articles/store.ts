@@ -1,4 +1,4 @@
-import type { Actor, Writer } from '../auth/actor.ts'
+import type { Actor, Viewer } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 import type { ArticleChanges, NewArticle } from './schemas.ts'
 
@@ -60,13 +60,13 @@ export interface ArticleReadSql {
 /** The writes of articles, decided once in writes.ts. */
 export interface ArticleWrites {
   /** The slug is the next free one for the title's base (see slug.ts). */
-  create(author: Writer, a: NewArticle): Awaitable<WrittenArticle>
+  create(author: Viewer, a: NewArticle): Awaitable<WrittenArticle>
   /** Author only (403), 404 for an unknown slug. */
-  update(viewer: Writer, slug: string, c: ArticleChanges): Awaitable<WrittenArticle>
+  update(viewer: Viewer, slug: string, c: ArticleChanges): Awaitable<WrittenArticle>
   /** The author or ADMIN (403 for anyone else), 404 for an unknown slug. */
   delete(actor: Actor, slug: string): Awaitable<void>
   /** Idempotent; counters move only when a row is really added or removed. */
-  setFavorite(user: Writer, slug: string, on: boolean): Awaitable<WrittenArticle>
+  setFavorite(user: Viewer, slug: string, on: boolean): Awaitable<WrittenArticle>
 }
 
 export interface ArticleStore extends ArticleReadSql, ArticleWrites {}

@@ -1,4 +1,4 @@
-import { type Actor, isAdminOr, type Writer } from '../auth/actor.ts'
+import { type Actor, isAdminOr, type Viewer } from '../auth/actor.ts'
 import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
@@ -7,7 +7,7 @@ import type { ArticleChanges, NewArticle } from './schemas.ts'
 import type { ArticleHead, ArticleWriteSql, ArticleWrites, WrittenArticle } from './store.ts'
 
 /** Only its author edits an article. */
-export const mayEdit = (writer: Writer, article: { author_id: number }): boolean => writer.id === article.author_id
+export const mayEdit = (viewer: Viewer, article: { author_id: number }): boolean => viewer.id === article.author_id
 
 /** Its author, or the operator, deletes an article. */
 export const mayDelete = (actor: Actor, article: { author_id: number }): boolean => isAdminOr(actor, article.author_id)
@@ -48,7 +48,7 @@ function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): S
 }
 
 /** A new article under the next free slug for its title. */
-function* create(sql: ArticleWriteSql, changed: Changed, author: Writer, a: NewArticle): Steps<WrittenArticle> {
+function* create(sql: ArticleWriteSql, changed: Changed, author: Viewer, a: NewArticle): Steps<WrittenArticle> {
   yield* wait(sql.lockSlugs())
   const slug = yield* freeSlug(sql, a.title)
   const { title, description, body } = a
@@ -60,7 +60,7 @@ function* create(sql: ArticleWriteSql, changed: Changed, author: Writer, a: NewA
 }
 
 /** The author's changes; a new title gives a new slug (see newSlugNeeded). */
-function* update(sql: ArticleWriteSql, changed: Changed, viewer: Writer, slug: string, c: ArticleChanges): Steps<WrittenArticle> {
+function* update(sql: ArticleWriteSql, changed: Changed, viewer: Viewer, slug: string, c: ArticleChanges): Steps<WrittenArticle> {
   const a = yield* found(sql, slug, 'update')
   if (!mayEdit(viewer, a)) throw forbidden('article')
   let newSlug = a.slug
@@ -83,7 +83,7 @@ function* remove(sql: ArticleWriteSql, changed: Changed, actor: Actor, slug: str
   changed(articleDeleted(a.id))
 }
 
-function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Writer, slug: string, on: boolean): Steps<WrittenArticle> {
+function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Viewer, slug: string, on: boolean): Steps<WrittenArticle> {
   // the article stays until this transaction ends: the favorite refers to it
   const { id } = yield* found(sql, slug, 'share')
   if (yield* wait(sql.setFavorite(user.id, id, on))) changed(favoriteChanged(id, user.id, user.usernameKey))

@@ -1,6 +1,6 @@
 import type { ArticleStore } from '../articles/store.ts'
 import type { ListStore } from '../articles/list-store.ts'
-import type { ThrottleStore } from '../auth/throttle.ts'
+import type { ThrottleStore } from '../users/throttle.ts'
 import type { Versions } from '../keys/versions.ts'
 import type { BulkLoad } from './bulk.ts'
 import type { CommentStore } from '../comments/store.ts'

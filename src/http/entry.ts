@@ -1,5 +1,5 @@
 import type { Server } from 'bun'
-import type { Tokens } from '../auth/plugin.ts'
+import type { Tokens } from './auth.ts'
 import type { Caches } from '../cache/caches.ts'
 import { text } from '../cache/pieces.ts'
 import type { Config } from '../config.ts'

@@ -1,5 +1,5 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
-import type { Viewer } from '../auth/plugin.ts'
+import type { Viewer } from '../auth/actor.ts'
 import type { Built } from '../cache/cache.ts'
 import type { Body } from '../cache/pieces.ts'
 

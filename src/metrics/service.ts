@@ -1,5 +1,5 @@
 import { version } from '../../package.json'
-import type { ThrottleStats } from '../auth/throttle.ts'
+import type { ThrottleStats } from '../users/throttle.ts'
 import type { Caches } from '../cache/caches.ts'
 import type { ChangeStats } from '../db/store.ts'
 import type { Backend } from '../db/types.ts'

@@ -1,6 +1,6 @@
-import type { Tokens } from '../auth/plugin.ts'
+import type { Tokens } from '../http/auth.ts'
 import type { PasswordHasher } from '../auth/password.ts'
-import type { LoginGuard, RegistrationGuard } from '../auth/throttle.ts'
+import type { LoginGuard, RegistrationGuard } from './throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'

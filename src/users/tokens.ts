@@ -1,32 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { Elysia } from 'elysia'
+import type { Viewer } from '../auth/actor.ts'
 import type { Caches } from '../cache/caches.ts'
+import type { Tokens } from '../http/auth.ts'
 import { keys } from '../keys/keys.ts'
 import { unauthorized } from '../errors.ts'
-import type { UserStore } from '../users/store.ts'
+import type { UserStore } from './store.ts'
 import { usernameKey } from '../names.ts'
-import { type Claims, signToken, verifyToken } from './jwt.ts'
-
-/** Who is calling: the user a valid token names. */
-export interface Viewer {
-  id: number
-  username: string
-  /** the normalised username (what list filters and change keys use) */
-  usernameKey: string
-  /** the id of the token that says so (absent in tokens of earlier versions): a password change keeps it working */
-  tokenId?: string
-}
-
-export interface Tokens {
-  issue(user: { id: number; token_version: number }): string
-  /** `undefined` header: anonymous. A present but unusable header: 401, also on optional routes. */
-  authenticate(header: string | undefined): Promise<Viewer | null>
-  /**
-   * Without any work: 0 for no header, the user id for a token verified
-   * earlier and still valid, undefined when it would take a full check.
-   */
-  verified(header: string | undefined): number | undefined
-}
+import { type Claims, signToken, verifyToken } from '../auth/jwt.ts'
 
 const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
 /** Longer than any token this service issues (about 200 characters): refused before any work. */
@@ -83,31 +63,4 @@ export function tokens(secret: string, ttlSeconds: number, users: UserStore, cac
       return viewer
     },
   }
-}
-
-/**
- * The auth plugin: routes opt in with `{ auth: true }` (a viewer is required)
- * or `{ optionalAuth: true }` (a viewer or null).
- *
- * The token is checked in `transform`, which runs before body validation, so
- * an anonymous request gets its 401 before any 422 about its body; `resolve`
- * then hands the viewer to the handler.
- */
-export function authPlugin(t: Tokens) {
-  const seen = new WeakMap<Request, Viewer | null>()
-  const check = async (request: Request, required: boolean) => {
-    const viewer = await t.authenticate(request.headers.get('authorization') ?? undefined)
-    if (!viewer && required) throw unauthorized('is missing')
-    seen.set(request, viewer)
-  }
-  return new Elysia().macro({
-    auth: {
-      transform: ({ request }) => check(request, true),
-      resolve: ({ request }) => ({ viewer: seen.get(request) as Viewer }),
-    },
-    optionalAuth: {
-      transform: ({ request }) => check(request, false),
-      resolve: ({ request }) => ({ viewer: seen.get(request) ?? null }),
-    },
-  })
 }
