@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { defaults } from '../src/config.ts'
 import { type TestApp, type TestResponse, testApp } from './support/app.ts'
 import { registerUser, unique } from './support/fixtures.ts'
 
@@ -51,6 +52,16 @@ describe('POST /api/users (register)', () => {
     const me = await app.request('GET', '/api/user', { token: res.body.user.token })
     expect(me.status).toBe(200)
     expectJsonUser(me, { username: user.username, email: user.email, bio: null, image: null })
+  })
+
+  test('hashes with argon2id at the production cost (19 MiB, 2 passes) unless configured otherwise', async () => {
+    const app = await testApp({ passwordHash: defaults.passwordHash })
+    const user = newUser()
+    expect((await register(app, user)).status).toBe(201)
+    const row = (await app.db.get<{ password_hash: string }>('SELECT password_hash FROM users WHERE username = ?', user.username))!
+    expect(row.password_hash).toStartWith('$argon2id$v=19$m=19456,t=2,')
+    expect((await login(app, { email: user.email, password: SECRET })).status).toBe(200)
+    expect((await login(app, { email: user.email, password: `${SECRET}!` })).status).toBe(401)
   })
 
   test('never echoes the password and never stores it in clear', async () => {

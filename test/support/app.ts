@@ -21,13 +21,19 @@ export interface TestResponse {
   body: any
 }
 
+/** The cheapest argon2id cost: a registration takes about a millisecond, not tens. */
+export const CHEAP_HASHING: Config['passwordHash'] = { memoryCost: 256, timeCost: 1 }
+
 /**
  * Test settings on top of the defaults: registration is not throttled (a test
- * registers many users from one address) unless a test turns it on.
+ * registers many users from one address) and passwords are hashed at the
+ * cheapest cost, unless a test says otherwise (users.test.ts checks the
+ * production cost; the end-to-end tests run the binary with its defaults).
  */
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({
   ...defaults,
   registrationThrottle: { ...defaults.registrationThrottle, enabled: false },
+  passwordHash: CHEAP_HASHING,
   ...overrides,
 })
 
