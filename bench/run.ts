@@ -140,8 +140,7 @@ Examples:
 A full run (default sizes, endpoints and system) replaces bench/results/latest.json and
 latest.svg (git keeps the earlier ones); a narrowed run writes <date>.json, latest.json and
 latest.svg under bench/results/partial/ (ignored by git; bench/results/README.md says how
-to keep one).
-Where the server's time goes under a mix variant: bun bench/profile.ts --help`
+to keep one).`
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
