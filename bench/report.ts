@@ -32,7 +32,7 @@ export interface Variant {
 }
 
 /** The variant's fields every result row repeats. */
-export interface VariantFields {
+interface VariantFields {
   backend: Backend
   instances: number
   singleInstance: boolean
@@ -56,10 +56,10 @@ export const noise = (c: Contention) =>
 /** above this share of a core taken by others, a figure is marked as disturbed */
 export const NOISY_PCT = 10
 /** wrk using this much of its core: the load generator, not the server, may be the limit */
-export const WRK_BUSY_PCT = 90
+const WRK_BUSY_PCT = 90
 
 /** What a mixed-traffic variant sent and got, beyond the usual figures. */
-export interface MixDetail {
+interface MixDetail {
   /** % of all requests that were writes */
   writePct: number
   /** the response the bound answered to every request */
@@ -101,7 +101,7 @@ export interface EndpointResult extends Partial<VariantFields> {
 }
 
 /** One line of the mixed-traffic summary: a mix variant at a size (on one system variant). */
-export interface MixRow extends Partial<VariantFields> {
+interface MixRow extends Partial<VariantFields> {
   articles: number
   name: MixName
   writePct: number
@@ -222,7 +222,7 @@ const FIRST_RESPONSE_MS = 50
 export const MB = (b: number) => (b / 1024 / 1024).toFixed(1)
 const int = (n: number) => Math.round(n).toLocaleString('en')
 const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2))
-export const median = (xs: number[]) => {
+const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
   return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2

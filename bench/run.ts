@@ -315,7 +315,7 @@ function collect(stream: unknown, log: ServerLog): void {
 }
 
 /** Output lines of the system under test (it logs at warn and above only). */
-export interface ServerLog {
+interface ServerLog {
   lines: number
   first: string[]
 }
@@ -326,7 +326,7 @@ export interface ServerLog {
  * and the database server's count as the system's), and how to stop it. The
  * rest of the harness only sees this.
  */
-export interface Running {
+interface Running {
   /** http://127.0.0.1:port */
   base: string
   /** the processes serving requests (one, or the workers of `serve --workers N`): RSS is summed over them */
@@ -344,7 +344,7 @@ export interface Running {
   stop(): Promise<void>
 }
 
-export interface SystemUnderTest {
+interface SystemUnderTest {
   variant: Variant
   /** seeds (or finds cached) data for every size, before any load */
   prepare(sizes: number[]): Promise<Map<number, { cached: boolean; seconds: number; from: string }>>

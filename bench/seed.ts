@@ -17,7 +17,7 @@ import { run } from './proc.ts'
 export type Backend = 'sqlite' | 'postgres'
 
 /** Hash of what decides the content of a seeded database on `backend` (12 hex digits). */
-export function schemaKey(root: string, backend: Backend = 'sqlite'): string {
+function schemaKey(root: string, backend: Backend = 'sqlite'): string {
   const migrations = join(root, 'src/db/migrations', backend)
   const parts = readdirSync(migrations)
     .filter((f) => f.endsWith('.sql'))
@@ -44,7 +44,7 @@ export function schemaKey(root: string, backend: Backend = 'sqlite'): string {
   return Bun.hash(parts.join('\u0000')).toString(16).padStart(16, '0').slice(0, 12)
 }
 
-export interface SeedSpec {
+interface SeedSpec {
   articles: number
   users: number
   seed: number
@@ -219,7 +219,7 @@ export class PgAdmin {
   }
 }
 
-export const pgSeedName = (root: string, spec: SeedSpec) => `${pgSeedPrefix(spec)}${schemaKey(root, 'postgres')}`
+const pgSeedName = (root: string, spec: SeedSpec) => `${pgSeedPrefix(spec)}${schemaKey(root, 'postgres')}`
 const pgSeedPrefix = (spec: SeedSpec) => `${PG_SEED_PREFIX}a${spec.articles}_u${spec.users}_s${spec.seed}_`
 
 /**
