@@ -1,6 +1,7 @@
 /**
  * Child processes of the benchmark: every one is tracked and stopped when the
  * run ends, fails or is interrupted (Ctrl-C, SIGTERM), so nothing outlives it.
+ * Also what the scripts share of their own process: cleanup, CPU, --help.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
@@ -343,4 +344,14 @@ export function cpuSince(before: Map<number, number>, now: number[]): number {
   let us = 0
   for (const pid of new Set([...before.keys(), ...now])) us += Math.max(0, processCpuUs(pid) - (before.get(pid) ?? 0))
   return us
+}
+
+/** Prints a script's header comment, which is its usage, and exits. */
+export function printUsage(script: string): never {
+  console.log(
+    readFileSync(script, 'utf8')
+      .split(' */')[0]!
+      .replace(/^\/\*\*\n|^ \* ?/gm, ''),
+  )
+  process.exit(0)
 }
