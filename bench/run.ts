@@ -14,13 +14,12 @@
  * random, bounded by Bun.serve answering a 20-article list page to the same
  * script. Prints the mix and a table per size (and, with several system
  * variants, a table of them side by side), the issue's targets, writes
- * bench/results/latest.json and latest.svg (a narrowed run: bench/results/partial/,
- * which git ignores; bench/results/README.md says which runs are kept and how).
+ * bench/results/latest.json (a narrowed run: bench/results/partial/, which git
+ * ignores; bench/results/README.md says which runs are kept and how).
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { chart } from './chart.ts'
 import {
   capture,
   discover,
@@ -137,10 +136,9 @@ Examples:
   bun run bench --backends postgres --instances 1,2 --endpoints mix-1,list
   bun run bench --backends postgres --single-instance off,on --endpoints mix-0,mix-1,list,article
 
-A full run (default sizes, endpoints and system) replaces bench/results/latest.json and
-latest.svg (git keeps the earlier ones); a narrowed run writes <date>.json, latest.json and
-latest.svg under bench/results/partial/ (ignored by git; bench/results/README.md says how
-to keep one).`
+A full run (default sizes, endpoints and system) replaces bench/results/latest.json (git
+keeps the earlier ones); a narrowed run writes <date>.json and latest.json under
+bench/results/partial/ (ignored by git; bench/results/README.md says how to keep one).`
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -831,7 +829,6 @@ async function main(): Promise<number> {
   const written = o.full ? [] : [join(dir, `${stamp}.json`)]
   for (const file of written) writeFileSync(file, json)
   writeFileSync(join(dir, 'latest.json'), json)
-  writeFileSync(join(dir, 'latest.svg'), chart(results))
 
   console.log(`\n${'='.repeat(100)}`)
   console.log(
@@ -864,7 +861,7 @@ async function main(): Promise<number> {
   if (several) console.log(`\n${compareTable(sizes)}`)
   const rest = targets.filter((t) => !t.mix)
   if (rest.length) console.log(`\n${targetsTable(rest)}`)
-  console.log(`\nwrote ${[...written, join(dir, 'latest.json'), join(dir, 'latest.svg')].join(', ')}`)
+  console.log(`\nwrote ${[...written, join(dir, 'latest.json')].join(', ')}`)
   console.log(`total ${results.totalSeconds.toFixed(0)} s (of which ${settledS.toFixed(0)} s waiting for a quiet machine)`)
   await runCleanups()
   return o.check && targets.some((t) => t.pass === false && !t.info) ? 1 : 0
