@@ -81,10 +81,9 @@ export interface EndpointResult extends Partial<VariantFields> {
   /** status and size of the captured real response (what the bound answers) */
   status: number
   responseBytes: number
+  /** the measured runs (the warm-ups are not kept: their errors count in `errors`, the mix's statuses in `mix`) */
   server: WrkResult
-  serverWarmup: WrkResult
   bound: WrkResult
-  boundWarmup: WrkResult
   /** server req/s / bound req/s */
   ratio: number
   /** how much of the cores others took during the measured server and bound runs */
@@ -218,6 +217,17 @@ const CREATE_RPS = 3000
 const GROWTH = 1.5
 const RSS_BYTES = 150 * 1024 * 1024
 const FIRST_RESPONSE_MS = 50
+
+/**
+ * A results file as `bun run bench` writes it: one line per top-level field,
+ * each value on its line without indentation (indented, the figures took four
+ * times the bytes and thousands of lines per run).
+ */
+export const resultsJson = (r: Results): string =>
+  `{\n${Object.entries(r)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(',\n')}\n}\n`
 
 export const MB = (b: number) => (b / 1024 / 1024).toFixed(1)
 const int = (n: number) => Math.round(n).toLocaleString('en')

@@ -61,6 +61,7 @@ import {
   noise,
   type Results,
   NOISY_PCT,
+  resultsJson,
   type SizeResult,
   sizeTable,
   type Target,
@@ -716,9 +717,7 @@ async function main(): Promise<number> {
           status: c.status,
           responseBytes: c.body.length,
           server: real.main,
-          serverWarmup: real.warm,
           bound: b.result.main,
-          boundWarmup: b.result.warm,
           ratio: b.result.main.rps > 0 ? real.main.rps / b.result.main.rps : 0,
           contention: { server: real.contention, bound: b.result.contention },
           errors: real.main.errorCount + real.warm.errorCount,
@@ -824,7 +823,7 @@ async function main(): Promise<number> {
     .toISOString()
     .replace(/:/g, '-')
     .replace(/\.\d+Z$/, 'Z')
-  const json = `${JSON.stringify(results, null, 2)}\n`
+  const json = resultsJson(results)
   // a full run's history is git's: bench/results keeps the latest of each kind of run only
   const written = o.full ? [] : [join(dir, `${stamp}.json`)]
   for (const file of written) writeFileSync(file, json)
