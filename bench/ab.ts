@@ -1,38 +1,48 @@
 /**
- * bun bench/ab.ts --a BINARY --b BINARY [--size 20000] [--variant mix-1]
+ * bun bench/ab.ts --a BINARY --b BINARY [--size 20000] [--users 1000] [--variant mix-1]
  *                 [--rounds 3] [--duration 6] [--warmup 2] [--connections 64]
  *                 [--backend sqlite|postgres] [--pg-url URL]
- *                 [--a-env K=V]... [--b-env K=V]... [--together]
+ *                 [--a-env K=V]... [--b-env K=V]... [--together] [--help]
  *
  * Two builds compared under the same traffic, for a change whose effect is
- * smaller than the run-to-run noise of `bun run bench` (where each variant
- * runs once, minutes apart). Rounds alternate the order (A B, B A, ...); each
- * measurement starts the build pinned to core 0 on a fresh copy of the same
- * seed and drives it with wrk on core 1 (warm-up, then the measured run).
- * Besides req/s, it reports the server's CPU time per request, which other
- * processes on the machine disturb much less than throughput, and the ratios
- * within each round (A and B measured seconds apart), whose median drifts of
- * the machine's speed between rounds disturb less (with a 90 % bootstrap
- * interval: how far that median moves with the rounds the machine happened to
- * give; bench/stats.ts), and the bytes each answer took on the wire (headers
- * included: a header added to every answer shows). On PostgreSQL each
- * measurement gets its own database made from the seeded one (the server's
- * own CPU time then leaves out PostgreSQL's). Prints every
- * measurement and the medians; A/B ratios above 1 mean B is faster.
+ * smaller than the run-to-run noise of `bun run bench`. Rounds alternate the
+ * order (A B, B A, ...); each measurement starts the build pinned to core 0
+ * on a fresh copy of the same seed and drives it with wrk on core 1 (warm-up,
+ * then the measured run; on PostgreSQL each gets its own database made from
+ * the seeded one). Prints every measurement (req/s, p99, the server's CPU
+ * time per request, which other processes disturb much less than
+ * throughput, peak RSS, bytes per answer headers included), each side's
+ * medians, and the ratios within each round (A and B measured seconds apart,
+ * so drifts of the machine's speed disturb them less) with a 90 % bootstrap
+ * interval of their median (bench/stats.ts): how far it moves with the
+ * rounds the machine happened to give. Throughput ratios above 1: B is
+ * faster; CPU-per-request ratios above 1: B costs more.
  * `--a-env` / `--b-env` (repeatable) add to one side's environment: the same
  * binary twice, B with a setting on (`--b-env METRICS_TOKEN=x`).
  *
  * `--together`: in each round both builds serve AT ONCE, both pinned to core
  * 0 (the scheduler shares it), each driven by a wrk of its own with half the
- * connections on core 1, and each one's CPU time per request is compared:
- * whatever the machine does during the round, it does to both. It compares
- * the cost of a request, not throughput (which the two share).
+ * connections on core 1: whatever the machine does during the round, it does
+ * to both. Prints B/A of the CPU per request, of throughput (each build's
+ * share of the core) and of p99, each a median over the rounds with its 90 %
+ * interval.
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { discover, endpoints, type EndpointName, type Fixture } from './endpoints.ts'
-import { freePort, installCleanup, onCleanup, processCpuUs, rssSampler, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
+import {
+  freePort,
+  installCleanup,
+  onCleanup,
+  printUsage,
+  processCpuUs,
+  rssSampler,
+  runCleanups,
+  spawn,
+  stop,
+  waitForAnswer,
+} from './proc.ts'
 import { DEFAULT_PG_URL, databaseUrl, PgAdmin, pgWorkName, pgWorkingCopy, seededDatabase, seededPostgres, workingCopy } from './seed.ts'
 import { median, withInterval } from './stats.ts'
 import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
@@ -53,8 +63,10 @@ const { values } = parseArgs({
     'a-env': { type: 'string', multiple: true, default: [] },
     'b-env': { type: 'string', multiple: true, default: [] },
     together: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
   },
 })
+if (values.help) printUsage(import.meta.path)
 /** `K=V` pairs as an environment. */
 function envOf(pairs: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {}

@@ -32,14 +32,14 @@ export const ENDPOINT_NAMES = [
 ] as const
 export type EndpointName = (typeof ENDPOINT_NAMES)[number]
 
-export interface RequestSpec {
+interface RequestSpec {
   method: 'GET' | 'POST'
   path: string
   headers: Record<string, string>
   body?: string
 }
 
-export interface Endpoint {
+interface Endpoint {
   name: EndpointName
   /** what a reader sees in the table, e.g. GET /api/articles?tag=… */
   title: string
@@ -67,7 +67,7 @@ export interface Fixture {
   mix?: MixFixture
 }
 
-export interface MixFixture {
+interface MixFixture {
   /** lines "S <slug>", "T <tag>", "U <username>", "K <token>", "P <pages>" (see wrk.ts) */
   dataFile: string
   slugs: number
@@ -84,7 +84,7 @@ export const SEED_PASSWORD = 'password123'
 const LOGINS = 64
 const SLUG_PAGES = 60
 /** signed-in users of the mixed traffic */
-export const MIX_LOGINS = 200
+const MIX_LOGINS = 200
 
 async function api<T>(base: string, path: string, init: RequestInit = {}): Promise<T> {
   const res = await fetch(base + path, { ...init, signal: AbortSignal.timeout(30_000) })
@@ -309,7 +309,7 @@ export function endpoints(f: Fixture, o: { seed: number } = { seed: 1 }): Endpoi
 /** Headers that Bun.serve sets by itself on every response. */
 const AUTOMATIC = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding'])
 
-export interface Captured {
+interface Captured {
   status: number
   headers: [string, string][]
   body: Uint8Array

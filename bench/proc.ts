@@ -1,15 +1,15 @@
 /**
  * Child processes of the benchmark: every one is tracked and stopped when the
  * run ends, fails or is interrupted (Ctrl-C, SIGTERM), so nothing outlives it.
+ * Also what the scripts share of their own process: cleanup, CPU, --help.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
-import { connect } from 'node:net'
 
 type Child = ReturnType<typeof Bun.spawn>
 
 const children = new Set<Child>()
 
-export interface SpawnOptions {
+interface SpawnOptions {
   env?: Record<string, string | undefined>
   cwd?: string
   /** where stdout goes; 'pipe' to read it (default 'inherit') */
@@ -172,18 +172,6 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** True while something accepts connections on 127.0.0.1:port. */
-export function portInUse(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port })
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
-}
-
 /**
  * Polls `url` until it answers 2xx. Returns the milliseconds from `since`
  * (a performance.now() value) to that first answer.
@@ -266,12 +254,10 @@ export function rssSampler(pids: number | number[], everyMs = 200) {
   }
 }
 
-export type RssSampler = ReturnType<typeof rssSampler>
-
 /** USER_HZ: the unit of /proc/stat and /proc/<pid>/stat times (100 on Linux). */
 const TICK_US = 10_000
 
-export interface CoreTimes {
+interface CoreTimes {
   /** microseconds the core spent running processes (user, nice, system) */
   busy: number
   /** microseconds in interrupt and softirq handlers: mostly the loopback traffic of the benchmark itself */
@@ -358,4 +344,14 @@ export function cpuSince(before: Map<number, number>, now: number[]): number {
   let us = 0
   for (const pid of new Set([...before.keys(), ...now])) us += Math.max(0, processCpuUs(pid) - (before.get(pid) ?? 0))
   return us
+}
+
+/** Prints a script's header comment, which is its usage, and exits. */
+export function printUsage(script: string): never {
+  console.log(
+    readFileSync(script, 'utf8')
+      .split(' */')[0]!
+      .replace(/^\/\*\*\n|^ \* ?/gm, ''),
+  )
+  process.exit(0)
 }

@@ -32,7 +32,7 @@ export interface Variant {
 }
 
 /** The variant's fields every result row repeats. */
-export interface VariantFields {
+interface VariantFields {
   backend: Backend
   instances: number
   singleInstance: boolean
@@ -56,10 +56,10 @@ export const noise = (c: Contention) =>
 /** above this share of a core taken by others, a figure is marked as disturbed */
 export const NOISY_PCT = 10
 /** wrk using this much of its core: the load generator, not the server, may be the limit */
-export const WRK_BUSY_PCT = 90
+const WRK_BUSY_PCT = 90
 
 /** What a mixed-traffic variant sent and got, beyond the usual figures. */
-export interface MixDetail {
+interface MixDetail {
   /** % of all requests that were writes */
   writePct: number
   /** the response the bound answered to every request */
@@ -81,10 +81,9 @@ export interface EndpointResult extends Partial<VariantFields> {
   /** status and size of the captured real response (what the bound answers) */
   status: number
   responseBytes: number
+  /** the measured runs (the warm-ups are not kept: their errors count in `errors`, the mix's statuses in `mix`) */
   server: WrkResult
-  serverWarmup: WrkResult
   bound: WrkResult
-  boundWarmup: WrkResult
   /** server req/s / bound req/s */
   ratio: number
   /** how much of the cores others took during the measured server and bound runs */
@@ -101,7 +100,7 @@ export interface EndpointResult extends Partial<VariantFields> {
 }
 
 /** One line of the mixed-traffic summary: a mix variant at a size (on one system variant). */
-export interface MixRow extends Partial<VariantFields> {
+interface MixRow extends Partial<VariantFields> {
   articles: number
   name: MixName
   writePct: number
@@ -219,10 +218,21 @@ const GROWTH = 1.5
 const RSS_BYTES = 150 * 1024 * 1024
 const FIRST_RESPONSE_MS = 50
 
+/**
+ * A results file as `bun run bench` writes it: one line per top-level field,
+ * each value on its line without indentation (indented, the figures took four
+ * times the bytes and thousands of lines per run).
+ */
+export const resultsJson = (r: Results): string =>
+  `{\n${Object.entries(r)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(',\n')}\n}\n`
+
 export const MB = (b: number) => (b / 1024 / 1024).toFixed(1)
 const int = (n: number) => Math.round(n).toLocaleString('en')
 const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2))
-export const median = (xs: number[]) => {
+const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
   return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2

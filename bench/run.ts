@@ -14,13 +14,12 @@
  * random, bounded by Bun.serve answering a 20-article list page to the same
  * script. Prints the mix and a table per size (and, with several system
  * variants, a table of them side by side), the issue's targets, writes
- * bench/results/latest.json and latest.svg (a narrowed run: bench/results/partial/,
- * which git ignores; bench/results/README.md says which runs are kept and how).
+ * bench/results/latest.json (a narrowed run: bench/results/partial/, which git
+ * ignores; bench/results/README.md says which runs are kept and how).
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { chart } from './chart.ts'
 import {
   capture,
   discover,
@@ -62,6 +61,7 @@ import {
   noise,
   type Results,
   NOISY_PCT,
+  resultsJson,
   type SizeResult,
   sizeTable,
   type Target,
@@ -137,11 +137,9 @@ Examples:
   bun run bench --backends postgres --instances 1,2 --endpoints mix-1,list
   bun run bench --backends postgres --single-instance off,on --endpoints mix-0,mix-1,list,article
 
-A full run (default sizes, endpoints and system) replaces bench/results/latest.json and
-latest.svg (git keeps the earlier ones); a narrowed run writes <date>.json, latest.json and
-latest.svg under bench/results/partial/ (ignored by git; bench/results/README.md says how
-to keep one).
-Where the server's time goes under a mix variant: bun bench/profile.ts --help`
+A full run (default sizes, endpoints and system) replaces bench/results/latest.json (git
+keeps the earlier ones); a narrowed run writes <date>.json and latest.json under
+bench/results/partial/ (ignored by git; bench/results/README.md says how to keep one).`
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -316,7 +314,7 @@ function collect(stream: unknown, log: ServerLog): void {
 }
 
 /** Output lines of the system under test (it logs at warn and above only). */
-export interface ServerLog {
+interface ServerLog {
   lines: number
   first: string[]
 }
@@ -327,7 +325,7 @@ export interface ServerLog {
  * and the database server's count as the system's), and how to stop it. The
  * rest of the harness only sees this.
  */
-export interface Running {
+interface Running {
   /** http://127.0.0.1:port */
   base: string
   /** the processes serving requests (one, or the workers of `serve --workers N`): RSS is summed over them */
@@ -345,7 +343,7 @@ export interface Running {
   stop(): Promise<void>
 }
 
-export interface SystemUnderTest {
+interface SystemUnderTest {
   variant: Variant
   /** seeds (or finds cached) data for every size, before any load */
   prepare(sizes: number[]): Promise<Map<number, { cached: boolean; seconds: number; from: string }>>
@@ -719,9 +717,7 @@ async function main(): Promise<number> {
           status: c.status,
           responseBytes: c.body.length,
           server: real.main,
-          serverWarmup: real.warm,
           bound: b.result.main,
-          boundWarmup: b.result.warm,
           ratio: b.result.main.rps > 0 ? real.main.rps / b.result.main.rps : 0,
           contention: { server: real.contention, bound: b.result.contention },
           errors: real.main.errorCount + real.warm.errorCount,
@@ -827,12 +823,11 @@ async function main(): Promise<number> {
     .toISOString()
     .replace(/:/g, '-')
     .replace(/\.\d+Z$/, 'Z')
-  const json = `${JSON.stringify(results, null, 2)}\n`
+  const json = resultsJson(results)
   // a full run's history is git's: bench/results keeps the latest of each kind of run only
   const written = o.full ? [] : [join(dir, `${stamp}.json`)]
   for (const file of written) writeFileSync(file, json)
   writeFileSync(join(dir, 'latest.json'), json)
-  writeFileSync(join(dir, 'latest.svg'), chart(results))
 
   console.log(`\n${'='.repeat(100)}`)
   console.log(
@@ -865,7 +860,7 @@ async function main(): Promise<number> {
   if (several) console.log(`\n${compareTable(sizes)}`)
   const rest = targets.filter((t) => !t.mix)
   if (rest.length) console.log(`\n${targetsTable(rest)}`)
-  console.log(`\nwrote ${[...written, join(dir, 'latest.json'), join(dir, 'latest.svg')].join(', ')}`)
+  console.log(`\nwrote ${[...written, join(dir, 'latest.json')].join(', ')}`)
   console.log(`total ${results.totalSeconds.toFixed(0)} s (of which ${settledS.toFixed(0)} s waiting for a quiet machine)`)
   await runCleanups()
   return o.check && targets.some((t) => t.pass === false && !t.info) ? 1 : 0

@@ -17,7 +17,7 @@ import { run } from './proc.ts'
 export type Backend = 'sqlite' | 'postgres'
 
 /** Hash of what decides the content of a seeded database on `backend` (12 hex digits). */
-export function schemaKey(root: string, backend: Backend = 'sqlite'): string {
+function schemaKey(root: string, backend: Backend = 'sqlite'): string {
   const migrations = join(root, 'src/db/migrations', backend)
   const parts = readdirSync(migrations)
     .filter((f) => f.endsWith('.sql'))
@@ -44,13 +44,16 @@ export function schemaKey(root: string, backend: Backend = 'sqlite'): string {
   return Bun.hash(parts.join('\u0000')).toString(16).padStart(16, '0').slice(0, 12)
 }
 
-export interface SeedSpec {
+interface SeedSpec {
   articles: number
   users: number
   seed: number
 }
 
 /** Path of the cached seeded database for `spec`, seeding it first when missing. */
+/** The files SQLite and the service keep beside a database: WAL, shared memory, the change signal. */
+const BESIDE = ['-wal', '-shm', '-changes']
+
 export async function seededDatabase(
   root: string,
   binary: string,
@@ -63,7 +66,7 @@ export async function seededDatabase(
   // older seeds of the same size (another schema) only take disk space
   for (const f of readdirSync(dir)) if (f.startsWith(prefix)) rmSync(join(dir, f), { force: true })
   const partial = `${file}.partial`
-  for (const suffix of ['', '-wal', '-shm']) rmSync(partial + suffix, { force: true })
+  for (const suffix of ['', ...BESIDE]) rmSync(partial + suffix, { force: true })
   const t0 = performance.now()
   const args = ['seed', '--db', partial, '--users', String(spec.users), '--articles', String(spec.articles), '--seed', String(spec.seed)]
   console.log(`bench: seeding ${spec.articles.toLocaleString('en')} articles (${binary} ${args.join(' ')})`)
@@ -72,20 +75,20 @@ export async function seededDatabase(
   if (existsSync(`${partial}-wal`) && statSync(`${partial}-wal`).size > 0) {
     throw new Error(`seeding left a non-empty WAL file next to ${partial}`)
   }
-  for (const suffix of ['-wal', '-shm']) rmSync(partial + suffix, { force: true })
+  for (const suffix of BESIDE) rmSync(partial + suffix, { force: true })
   renameSync(partial, file)
   return { file, cached: false, seconds: (performance.now() - t0) / 1000 }
 }
 
-/** A fresh working copy of a seeded database (and removes any stale WAL of an earlier copy). */
+/** A fresh working copy of a seeded database (and removes what an earlier copy left beside it). */
 export function workingCopy(seeded: string, target: string): string {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(target + suffix, { force: true })
+  for (const suffix of ['', ...BESIDE]) rmSync(target + suffix, { force: true })
   copyFileSync(seeded, target)
   return target
 }
 
 export function removeDatabase(file: string): void {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+  for (const suffix of ['', ...BESIDE]) rmSync(file + suffix, { force: true })
 }
 
 // ---------------------------------------------------------------- PostgreSQL
@@ -219,7 +222,7 @@ export class PgAdmin {
   }
 }
 
-export const pgSeedName = (root: string, spec: SeedSpec) => `${pgSeedPrefix(spec)}${schemaKey(root, 'postgres')}`
+const pgSeedName = (root: string, spec: SeedSpec) => `${pgSeedPrefix(spec)}${schemaKey(root, 'postgres')}`
 const pgSeedPrefix = (spec: SeedSpec) => `${PG_SEED_PREFIX}a${spec.articles}_u${spec.users}_s${spec.seed}_`
 
 /**

@@ -1,5 +1,6 @@
 /**
- * bun bench/stall.ts [--articles 1000000] [--seconds 4] [--attackers 4] [--skip-build]
+ * bun bench/stall.ts [--articles 1000000] [--users 1000] [--seconds 4] [--attackers 4]
+ *                    [--limit-ms 50] [--skip-build] [--help]
  *
  * How long can one anonymous request hold the server's event loop? Seeds (or
  * reuses, like `bun run bench`) a SQLite database, starts the compiled binary
@@ -17,7 +18,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { freePort, installCleanup, onCleanup, run, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
+import { freePort, installCleanup, onCleanup, printUsage, run, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
 import { seededDatabase, workingCopy } from './seed.ts'
 
 const { values } = parseArgs({
@@ -28,8 +29,10 @@ const { values } = parseArgs({
     attackers: { type: 'string', default: '4' },
     'limit-ms': { type: 'string', default: '50' },
     'skip-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
   },
 })
+if (values.help) printUsage(import.meta.path)
 const ARTICLES = Number(values.articles)
 const SECONDS = Number(values.seconds)
 const ATTACKERS = Number(values.attackers)

@@ -378,7 +378,7 @@ function prepare(dir: string, s: WrkScript, phase: string): { file: string; args
   }
 }
 
-export interface WrkOptions {
+interface WrkOptions {
   /** http://127.0.0.1:port */
   base: string
   script: WrkScript
