@@ -1,7 +1,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Elysia } from 'elysia'
 import { authPlugin, type Tokens } from './auth.ts'
-import { type Viewer } from '../auth/actor.ts'
+import type { Viewer } from '../auth/actor.ts'
 import type { Built } from '../cache/cache.ts'
 import type { Body } from '../cache/pieces.ts'
 import { unprocessable } from '../errors.ts'
