@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import type { Viewer } from '../auth/actor.ts'
 import type { Caches } from '../cache/caches.ts'
 import type { Tokens } from '../http/auth.ts'
 import { keys } from '../keys/keys.ts'
