@@ -1,13 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
-import { articleReads } from './articles/reads.ts'
-import { articleRoutes } from './articles/routes.ts'
-import { passwordHasher } from './auth/password.ts'
-import { tokens as createTokens } from './users/tokens.ts'
-import { loginThrottle, registrationThrottle } from './users/throttle.ts'
+import { articlesFeature } from './articles/index.ts'
 import { CACHE_BUDGET_MB, createCaches } from './cache/caches.ts'
-import { commentReads } from './comments/reads.ts'
-import { commentRoutes } from './comments/routes.ts'
+import { commentsFeature } from './comments/index.ts'
 import type { Config } from './config.ts'
 import type { Store } from './db/store.ts'
 import { JSON_CONTENT_TYPE } from './errors.ts'
@@ -23,16 +18,14 @@ import { home } from './http/home.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { ResponseCache } from './http/responses.ts'
-import type { Route } from './http/route.ts'
 import { API_PREFIX, pathOf } from './http/url.ts'
 import { type Logger, silentLogger } from './log.ts'
 import { metricsEndpoint } from './metrics/endpoint.ts'
 import { ROUTE } from './metrics/http.ts'
 import { ServiceMetrics } from './metrics/service.ts'
-import { profileReads } from './profiles/reads.ts'
-import { profileRoutes } from './profiles/routes.ts'
-import { tagRoutes, tagsJson } from './tags/routes.ts'
-import { userRoutes } from './users/routes.ts'
+import { profilesFeature } from './profiles/index.ts'
+import { tagsFeature } from './tags/index.ts'
+import { usersFeature } from './users/index.ts'
 
 export interface AppOptions {
   store: Store
@@ -49,46 +42,37 @@ export interface AppOptions {
 export async function createApp({ store, config, logger = silentLogger }: AppOptions) {
   const caches = createCaches(store.changes.versions, config.cacheMb / CACHE_BUDGET_MB)
   const secret = config.jwtSecret ?? (await store.secret(randomBytes(48).toString('base64url')))
-  const tokens = createTokens(secret, config.tokenTtlSeconds, store.users, caches)
   const corsPolicy = cors(config.corsOrigins)
   // the peer address of each request, noted where the server hands it over (see requestEntry)
   const peers = new WeakMap<Request, string>()
-  const profiles = profileReads(store, caches)
-  const articles = articleReads(store, caches, profiles)
-  const comments = commentReads(store, caches, articles, profiles)
-  const loginGuard = loginThrottle(config.loginThrottle, store.throttle)
-  const registrationGuard = registrationThrottle(config.registrationThrottle, store.throttle)
+  const clientAddress = (request: Request) => peerAddress(request, peers.get(request), config.trustProxy)
+
+  // every feature composes itself on the store; what one needs of another is passed here
+  const users = usersFeature({ store, caches, config, secret, clientAddress })
+  const profiles = profilesFeature({ store, caches })
+  const articles = articlesFeature({ store, caches, profiles: profiles.reads })
+  const comments = commentsFeature({ store, caches, articles: articles.reads, profiles: profiles.reads })
+  const tags = tagsFeature({ store, caches })
+  const features = { users, profiles, articles, comments, tags }
+
+  const tokens = users.tokens
   const metrics = config.metricsToken
     ? new ServiceMetrics({
         backend: store.backend,
         poolMax: config.databasePoolMax,
         caches,
         changes: store.changes.stats,
-        throttles: { login: loginGuard.stats, registration: registrationGuard.stats },
+        throttles: users.throttles,
       })
     : undefined
   const ids = requestIds()
 
   /** Every route of the API, per feature: the one declaration each dispatcher is derived from. */
-  const features: Record<string, Route[]> = {
-    users: userRoutes({
-      users: store.users,
-      tokens,
-      passwords: passwordHasher(config.passwordHash),
-      loginGuard,
-      registrationGuard,
-      clientAddress: (request) => peerAddress(request, peers.get(request), config.trustProxy),
-    }),
-    profiles: profileRoutes({ profiles: store.profiles, reads: profiles }),
-    articles: articleRoutes({ articles: store.articles, reads: articles }),
-    comments: commentRoutes({ comments: store.comments, reads: comments }),
-    tags: tagRoutes(tagsJson(store.tags, caches.versions)),
-  }
-  const routes = Object.values(features).flat()
+  const routes = Object.values(features).flatMap((f) => f.routes)
   const responses = new ResponseCache(caches, routes)
   const api = new Elysia({ prefix: API_PREFIX })
   // each feature's routes as one Elysia instance under /api
-  const compiled = Object.values(features).flatMap((group) => {
+  const compiled = Object.values(features).flatMap(({ routes: group }) => {
     const c = compile(group, metrics && ((template) => metrics.http.route(template)))
     api.use(registerRoutes(c, { tokens, responses }))
     return c
@@ -160,6 +144,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     metrics,
     /** every declared route: the one declaration both dispatchers and the OpenAPI document come from */
     declared: routes,
+    /** each feature's reads and writes (tests, and what composes on the app) */
+    features,
     /** From now on /ready answers 503: load balancers stop sending new requests before the server stops. */
     drain() {
       draining = true

@@ -8,6 +8,8 @@ import { storageViolations } from './reliability/invariants.ts'
 import type { TestApp } from './support/app.ts'
 import { addComment, conduitApp, favorite, follow } from './support/conduit.ts'
 import { createArticle, type RegisteredUser, registerUser } from './support/fixtures.ts'
+import { commentsOn } from '../src/comments/index.ts'
+import { usersOn } from '../src/users/index.ts'
 
 /**
  * The operator's writes to accounts (src/users/writes.ts, with the ADMIN
@@ -37,7 +39,7 @@ describe('locking an account', () => {
     const app = await conduitApp()
     const [jake, reader] = [await registerUser(app), await registerUser(app)]
     const { slug } = await createArticle(app, jake.token)
-    const result = await app.store.users.setLocked(ADMIN, jake.username.toUpperCase(), true)
+    const result = await usersOn(app.store).writes.setLocked(ADMIN, jake.username.toUpperCase(), true)
     expect(result).toMatchObject({ username: jake.username, changed: true })
 
     const right = await login(app, jake, jake.password)
@@ -56,7 +58,7 @@ describe('locking an account', () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
     for (let i = 0; i < 3; i++) expect((await me(app, jake.token)).status).toBe(200)
-    await app.store.users.setLocked(ADMIN, jake.username, true)
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
     expect((await me(app, jake.token)).status).toBe(401)
     expect((await app.request('GET', '/api/articles', { token: jake.token })).status).toBe(401)
   })
@@ -64,8 +66,8 @@ describe('locking an account', () => {
   test('unlocking lets the account log in again; tokens from before the lock stay refused', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
-    await app.store.users.setLocked(ADMIN, jake.username, true)
-    expect(await app.store.users.setLocked(ADMIN, jake.username, false)).toMatchObject({ changed: true })
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
+    expect(await usersOn(app.store).writes.setLocked(ADMIN, jake.username, false)).toMatchObject({ changed: true })
     const again = await login(app, jake, jake.password)
     expect(again.status).toBe(200)
     expect((await me(app, jake.token)).status).toBe(401)
@@ -75,12 +77,12 @@ describe('locking an account', () => {
   test('twice changes nothing the second time (no change recorded); unlocking an unlocked account neither', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
-    await app.store.users.setLocked(ADMIN, jake.username, true)
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
     const version = await app.db.count('SELECT token_version FROM users WHERE email = ?', jake.email)
     const seq = await app.db.count('SELECT coalesce(max(seq), 0) FROM changes')
-    expect(await app.store.users.setLocked(ADMIN, jake.username, true)).toMatchObject({ changed: false })
-    await app.store.users.setLocked(ADMIN, jake.username, false)
-    expect(await app.store.users.setLocked(ADMIN, jake.username, false)).toMatchObject({ changed: false })
+    expect(await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)).toMatchObject({ changed: false })
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, false)
+    expect(await usersOn(app.store).writes.setLocked(ADMIN, jake.username, false)).toMatchObject({ changed: false })
     expect(await app.db.count('SELECT token_version FROM users WHERE email = ?', jake.email)).toBe(version)
     // only the unlock was recorded
     expect(await app.db.count('SELECT count(*) FROM changes WHERE seq > ?', seq)).toBe(1)
@@ -93,7 +95,10 @@ describe("the operator's password reset", () => {
     const jake = await registerUser(app)
     expect((await me(app, jake.token)).status).toBe(200)
     const hash = await Bun.password.hash('a brand new password', { algorithm: 'argon2id', memoryCost: 256, timeCost: 1 })
-    expect(await app.store.users.setPassword(ADMIN, jake.username, hash)).toMatchObject({ username: jake.username, changed: true })
+    expect(await usersOn(app.store).writes.setPassword(ADMIN, jake.username, hash)).toMatchObject({
+      username: jake.username,
+      changed: true,
+    })
     expect((await me(app, jake.token)).status).toBe(401)
     expect((await login(app, jake, jake.password)).status).toBe(401)
     const fresh = await login(app, jake, 'a brand new password')
@@ -108,9 +113,9 @@ describe('the operator alone administers accounts', () => {
     const [jake, ann] = [await registerUser(app), await registerUser(app)]
     const w = await writer(app, jake)
     const writes: (() => unknown)[] = [
-      () => app.store.users.setPassword(w, ann.username, 'x'),
-      () => app.store.users.setLocked(w, ann.username, true),
-      () => app.store.users.delete(w, ann.username, true),
+      () => usersOn(app.store).writes.setPassword(w, ann.username, 'x'),
+      () => usersOn(app.store).writes.setLocked(w, ann.username, true),
+      () => usersOn(app.store).writes.delete(w, ann.username, true),
     ]
     for (const write of writes) {
       await expect(attempt(write)).rejects.toMatchObject({ status: 403 })
@@ -121,9 +126,9 @@ describe('the operator alone administers accounts', () => {
   test('an unknown username is 404 for each of them', async () => {
     const app = await conduitApp()
     const writes: (() => unknown)[] = [
-      () => app.store.users.setPassword(ADMIN, 'nobody', 'x'),
-      () => app.store.users.setLocked(ADMIN, 'nobody', true),
-      () => app.store.users.delete(ADMIN, 'nobody', true),
+      () => usersOn(app.store).writes.setPassword(ADMIN, 'nobody', 'x'),
+      () => usersOn(app.store).writes.setLocked(ADMIN, 'nobody', true),
+      () => usersOn(app.store).writes.delete(ADMIN, 'nobody', true),
     ]
     for (const write of writes) {
       await expect(attempt(write)).rejects.toMatchObject({ status: 404, errors: { user: ['not found'] } })
@@ -151,7 +156,7 @@ describe('deleting an account', () => {
   test('refuses an author without --with-content, naming what it wrote, and deletes nothing', async () => {
     const { app, jake, mine } = await world()
     const before = await app.db.count('SELECT count(*) FROM users')
-    const refused = await attempt(() => app.store.users.delete(ADMIN, jake.username, false)).catch((e) => e)
+    const refused = await attempt(() => usersOn(app.store).writes.delete(ADMIN, jake.username, false)).catch((e) => e)
     expect(refused).toBeInstanceOf(AccountHasContent)
     expect(refused).toMatchObject({ username: jake.username, articles: 1, comments: 1 })
     expect(await app.db.count('SELECT count(*) FROM users')).toBe(before)
@@ -162,7 +167,7 @@ describe('deleting an account', () => {
   test('takes an account that wrote nothing without --with-content, with its favorites and follows', async () => {
     const { app, ann, bob, hers } = await world()
     await follow(app, bob.token, ann.username)
-    const d = await app.store.users.delete(ADMIN, bob.username, false)
+    const d = await usersOn(app.store).writes.delete(ADMIN, bob.username, false)
     expect(d).toMatchObject({ username: bob.username, articles: 0, comments: 0, favorites: 1, follows: 1 })
     expect((await app.request('GET', `/api/articles/${hers.slug}`)).body.article.favoritesCount).toBe(1)
     expect((await me(app, bob.token)).status).toBe(401)
@@ -184,7 +189,7 @@ describe('deleting an account', () => {
     for (const p of reads) await app.request('GET', p, { token: ann.token })
     await app.request('GET', '/api/articles/feed', { token: ann.token })
 
-    const d = await app.store.users.delete(ADMIN, jake.username, true)
+    const d = await usersOn(app.store).writes.delete(ADMIN, jake.username, true)
     expect(d).toMatchObject({ username: jake.username, articles: 1, comments: 1, favorites: 1, follows: 2 })
 
     expect((await me(app, jake.token)).status).toBe(401)
@@ -217,13 +222,13 @@ describe('the operator deletes a comment by its id alone', () => {
     const [c1, c2] = [await addComment(app, ann.token, slug), await addComment(app, ann.token, slug)]
     const path = `/api/articles/${slug}/comments`
     expect((await app.request('GET', path)).body.comments).toHaveLength(2)
-    expect(await app.store.comments.deleteById(ADMIN, c1.id)).toEqual({ slug })
+    expect(await commentsOn(app.store).writes.deleteById(ADMIN, c1.id)).toEqual({ slug })
     expect((await app.request('GET', path)).body.comments.map((c: { id: number }) => c.id)).toEqual([c2.id])
-    await expect(attempt(() => app.store.comments.deleteById(ADMIN, c1.id))).rejects.toMatchObject({ status: 404 })
-    await expect(attempt(() => app.store.comments.deleteById(ADMIN, 2 ** 40))).rejects.toMatchObject({ status: 404 })
+    await expect(attempt(() => commentsOn(app.store).writes.deleteById(ADMIN, c1.id))).rejects.toMatchObject({ status: 404 })
+    await expect(attempt(() => commentsOn(app.store).writes.deleteById(ADMIN, 2 ** 40))).rejects.toMatchObject({ status: 404 })
     const stranger = await writer(app, bob)
-    await expect(attempt(() => app.store.comments.deleteById(stranger, c2.id))).rejects.toMatchObject({ status: 403 })
-    await app.store.comments.deleteById(await writer(app, jake), c2.id)
+    await expect(attempt(() => commentsOn(app.store).writes.deleteById(stranger, c2.id))).rejects.toMatchObject({ status: 403 })
+    await commentsOn(app.store).writes.deleteById(await writer(app, jake), c2.id)
     expect((await app.request('GET', path)).body.comments).toEqual([])
   })
 })
@@ -233,17 +238,17 @@ describe('accounts as the operator lists them', () => {
     const app = await conduitApp()
     const users: RegisteredUser[] = []
     for (const name of ['Alice', 'bob', 'carol']) users.push(await registerUser(app, { username: `${name}${Date.now() % 1000}` }))
-    const all = await app.store.users.accounts(null, 10)
+    const all = await usersOn(app.store).reads.accounts(null, 10)
     expect(all.map((a) => a.username)).toEqual(users.map((u) => u.username).reverse())
     expect(Object.keys(all[0]!).sort()).toEqual(['bio', 'created_at', 'email', 'id', 'image', 'locked_at', 'username'])
-    expect((await app.store.users.accounts(null, 2)).map((a) => a.username)).toEqual([users[2]!.username, users[1]!.username])
-    expect((await app.store.users.accounts(accountSearch('ALI'), 10)).map((a) => a.username)).toEqual([users[0]!.username])
-    expect((await app.store.users.accounts(accountSearch('BOB'), 10)).map((a) => a.username)).toEqual([users[1]!.username])
+    expect((await usersOn(app.store).reads.accounts(null, 2)).map((a) => a.username)).toEqual([users[2]!.username, users[1]!.username])
+    expect((await usersOn(app.store).reads.accounts(accountSearch('ALI'), 10)).map((a) => a.username)).toEqual([users[0]!.username])
+    expect((await usersOn(app.store).reads.accounts(accountSearch('BOB'), 10)).map((a) => a.username)).toEqual([users[1]!.username])
     // in the email only: the domain
-    expect(await app.store.users.accounts(accountSearch('@EXAMPLE.com'), 10)).toHaveLength(3)
-    expect(await app.store.users.accounts(accountSearch('%'), 10)).toEqual([])
-    await app.store.users.setLocked(ADMIN, users[1]!.username, true)
-    expect((await app.store.users.accounts(null, 10)).map((a) => a.locked_at !== null)).toEqual([false, true, false])
+    expect(await usersOn(app.store).reads.accounts(accountSearch('@EXAMPLE.com'), 10)).toHaveLength(3)
+    expect(await usersOn(app.store).reads.accounts(accountSearch('%'), 10)).toEqual([])
+    await usersOn(app.store).writes.setLocked(ADMIN, users[1]!.username, true)
+    expect((await usersOn(app.store).reads.accounts(null, 10)).map((a) => a.locked_at !== null)).toEqual([false, true, false])
   })
 
   test('one account with its counts', async () => {
@@ -255,9 +260,9 @@ describe('accounts as the operator lists them', () => {
     await favorite(app, ann.token, slug)
     await favorite(app, jake.token, slug)
     await follow(app, ann.token, jake.username)
-    const a = await app.store.users.account(jake.username.toLowerCase())
+    const a = await usersOn(app.store).reads.account(jake.username.toLowerCase())
     expect(a).toMatchObject({ username: jake.username, email: jake.email, locked_at: null })
     expect(a).toMatchObject({ articles: 1, comments: 2, favorites: 1, followers: 1, following: 0 })
-    expect(await app.store.users.account('nobody')).toBeNull()
+    expect(await usersOn(app.store).reads.account('nobody')).toBeNull()
   })
 })

@@ -7,7 +7,7 @@ import { DepCache, entryOverhead } from '../src/cache/cache.ts'
 import { Flights } from '../src/cache/flights.ts'
 import { SlabCache } from '../src/cache/slab.ts'
 import { mulberry32 } from '../src/random.ts'
-import { CACHE_BUDGET_MB, createCaches } from '../src/cache/caches.ts'
+import { BUDGETS, CACHE_BUDGET_MB, createCaches, type PartName } from '../src/cache/caches.ts'
 import { keys } from '../src/keys/keys.ts'
 import { Versions } from '../src/keys/versions.ts'
 import { SIGNAL_FALLBACK_MS } from '../src/db/sqlite/changes.ts'
@@ -607,13 +607,26 @@ describe('ResponseCache', () => {
 })
 
 describe('cache budgets', () => {
+  /** Every cache an app makes: the central ones and each feature's part, as the budgets bound them. */
   const budgets = (scale: number) => {
+    const caches = createCaches(new Versions(), scale)
+    for (const name of Object.keys(BUDGETS)) if (!caches.all().some(([n]) => n === name)) caches.part(name as PartName)
     let total = 0
-    for (const c of Object.values(createCaches(new Versions(), scale)))
-      if (c instanceof DepCache || c instanceof SlabCache) total += c.budget
+    for (const [, c] of caches.all()) total += c.budget
     return total / (1024 * 1024)
   }
+  test('an app makes every cache the budgets name, no other', async () => {
+    const app = await testApp()
+    expect(
+      app.app.caches
+        .all()
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual(Object.keys(BUDGETS).sort())
+  })
+
   test('add up to CACHE_BUDGET_MB, and CACHE_MB scales them', () => {
+    expect(Object.keys(BUDGETS).length).toBe(11)
     expect(Math.round(budgets(1))).toBe(CACHE_BUDGET_MB)
     expect(Math.round(budgets(0.5))).toBe(CACHE_BUDGET_MB / 2)
     expect(Math.round(budgets(2))).toBe(CACHE_BUDGET_MB * 2)
@@ -713,26 +726,23 @@ describe('reads under way (src/cache/flights.ts)', () => {
    * A feed's ids depend on the authors the viewer follows, read just before
    * the page. A follow committed between the two reads must not leave a page
    * kept with the follows from before it (it would miss the new author's next
-   * articles). The viewer's follows are held after they are read (the store's
-   * own read, then a wait) while the follow commits.
+   * articles). The viewer's follows are held after they are read (the
+   * profiles' read, then a wait) while the follow commits.
    */
   test('a feed read across a follow is not kept with the follows read before it', async () => {
     const db = await testDatabase()
     let gate: Promise<void> | undefined
-    const store = {
-      ...db.store,
-      profiles: {
-        ...db.store.profiles,
-        relations: async (viewer: number, maxFavorites: number) => {
-          const r = await db.store.profiles.relations(viewer, maxFavorites)
-          const wait = gate
-          gate = undefined
-          if (wait) await wait
-          return r
-        },
-      },
+    const app = await createApp({ store: db.store, config: testConfig() })
+    // the viewer's flags (their follows) are read, then held while the gate is up
+    const reads = app.features.profiles.reads
+    const flags = reads.flags
+    reads.flags = async (viewer: number) => {
+      const f = await flags(viewer)
+      const wait = gate
+      gate = undefined
+      if (wait) await wait
+      return f
     }
-    const app = await createApp({ store, config: testConfig({ passwordHash: { memoryCost: 256, timeCost: 1 } }) })
     const t = {
       app,
       request: (method: string, path: string, o?: Parameters<TestApp['request']>[2]) => send(app, method, path, o),

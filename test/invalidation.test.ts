@@ -42,7 +42,7 @@ async function warm(w: World, paths: string[]) {
 }
 
 /** The list parts and whole articles the caches hold now, by id. */
-const cachedItems = (w: World) => w.app.app.caches.items.size + w.app.app.caches.articles.size
+const cachedItems = (w: World) => w.app.app.caches.named('items').size + w.app.app.caches.named('articles').size
 
 describe('exact invalidation: a write, then every read it may affect, caches warm', () => {
   test('a favorite changes the article’s count, the favoriter’s flag and favorited list; nothing else', async () => {
@@ -56,18 +56,18 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     ]
     await warm(w, [...paths.filter((p) => p !== '/api/articles/feed'), `/api/articles/${w.slug}/comments`])
     await get(w, '/api/articles/feed', w.reader)
-    const bystander = w.app.app.caches.articles.size
+    const bystander = w.app.app.caches.named('articles').size
     const articleId = (await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.slug))!.id
-    expect(w.app.app.caches.comments.get(articleId)).toBeDefined()
+    expect(w.app.app.caches.named('comments').get(articleId)).toBeDefined()
     const readerId = (await w.app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', w.reader.username))!.id
-    const feedIds = () => w.app.app.caches.pages.get(`feed|${readerId}|20|0`)
+    const feedIds = () => w.app.app.caches.named('pages').get(`feed|${readerId}|20|0`)
     expect(feedIds()).toBeDefined()
     expect((await w.app.request('POST', `/api/articles/${w.slug}/favorite`, { token: w.reader.token })).status).toBe(200)
     // the favoriter's feed lists the same articles: its ids stay cached, its flags change below
     expect(feedIds()).toBeDefined()
     // nor does it change the article's comments, or its address: its slug finds it without a read
-    expect(w.app.app.caches.comments.get(articleId)).toBeDefined()
-    expect(w.app.app.caches.slugs.get(w.slug)).toMatchObject({ id: articleId })
+    expect(w.app.app.caches.named('comments').get(articleId)).toBeDefined()
+    expect(w.app.app.caches.named('slugs').get(w.slug)).toMatchObject({ id: articleId })
     expect((await get(w, `/api/articles/${w.slug}/comments`, w.reader)).comments).toEqual([])
     expect((await get(w, `/api/articles/${w.slug}`)).article.favoritesCount).toBe(1)
     expect((await get(w, `/api/articles/${w.slug}`, w.reader)).article.favorited).toBe(true)
@@ -77,9 +77,11 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect((await get(w, `/api/articles?favorited=${w.reader.username}`)).articlesCount).toBe(1)
     // the other article's whole text stayed cached
     expect(
-      w.app.app.caches.articles.get((await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.otherSlug))!.id),
+      w.app.app.caches
+        .named('articles')
+        .get((await w.app.db.get<{ id: number }>('SELECT id FROM articles WHERE slug = ?', w.otherSlug))!.id),
     ).toBeDefined()
-    expect(w.app.app.caches.articles.size).toBeGreaterThanOrEqual(bystander - 1)
+    expect(w.app.app.caches.named('articles').size).toBeGreaterThanOrEqual(bystander - 1)
   })
 
   test('a comment changes that article’s comment list only', async () => {
@@ -113,7 +115,7 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect(res.status).toBe(200)
     const slug = res.body.article.slug
     expect(slug).not.toBe(w.slug)
-    expect(w.app.app.caches.slugs.get(w.slug)).toBeUndefined()
+    expect(w.app.app.caches.named('slugs').get(w.slug)).toBeUndefined()
     for (const who of [undefined, w.reader, w.other]) {
       const token = who ? { token: who.token } : {}
       expect((await w.app.request('GET', `/api/articles/${w.slug}`, token)).status).toBe(404)

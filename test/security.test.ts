@@ -11,6 +11,7 @@ import { testApp, testConfig } from './support/app.ts'
 import { binaryDatabase } from './support/backend.ts'
 import { conduitApp, registerUsers } from './support/conduit.ts'
 import { createArticle, registerUser } from './support/fixtures.ts'
+import { throttleOn } from '../src/users/index.ts'
 
 /**
  * What a security review found (and must not find again), on both backends:
@@ -52,7 +53,7 @@ describe('the login throttle', () => {
       await app.request('POST', '/api/users/login', { body: { user: { email: `u${i}@example.com`, password: 'wrong-password' } } })
     }
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(20)
-    await app.store.throttle.purge(Date.now(), 5)
+    await throttleOn(app.store).purge(Date.now(), 5)
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(5)
     await Bun.sleep(1100)
     await app.store.maintain()
@@ -67,7 +68,7 @@ describe('the login throttle', () => {
     // newer windows of one hit each, as a flood of made-up emails makes them
     for (let i = 0; i < 12; i++) await login(`flood${i}@example.com`)
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(26)
-    await app.store.throttle.purge(Date.now(), 10)
+    await throttleOn(app.store).purge(Date.now(), 10)
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(10)
     expect(await app.db.count('SELECT count(*) FROM throttle WHERE hits >= 4')).toBe(2)
     expect((await login('victim@example.com')).status).toBe(429)
@@ -197,7 +198,7 @@ describe('caches', () => {
       const res = await app.request('GET', '/api/user', { headers: { authorization: header } })
       expect(res.status).toBe(200)
     }
-    expect(app.app.caches.tokens.size).toBe(1)
+    expect(app.app.caches.named('tokens').size).toBe(1)
   })
 
   test('long URLs count against the response cache budget with their keys', async () => {

@@ -15,6 +15,10 @@ import { sqliteTestDatabase } from './support/backend.ts'
 import { addComment, conduitApp } from './support/conduit.ts'
 import { createArticle, type RegisteredUser, registerUser } from './support/fixtures.ts'
 import { skipIf, why } from './support/skip.ts'
+import { articlesOn } from '../src/articles/index.ts'
+import { commentsOn } from '../src/comments/index.ts'
+import { profilesOn } from '../src/profiles/index.ts'
+import { usersOn } from '../src/users/index.ts'
 
 /**
  * The write policies (each feature's writes.ts) decide once for both backends:
@@ -30,7 +34,7 @@ describe('the operator (ADMIN) as the actor of a deletion', () => {
     const { slug } = await createArticle(app, author.token)
     expect((await app.request('DELETE', `/api/articles/${slug}`, { token: stranger.token })).status).toBe(403)
     expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(200)
-    await app.store.articles.delete(ADMIN, slug)
+    await articlesOn(app.store).writes.delete(ADMIN, slug)
     expect((await app.request('GET', `/api/articles/${slug}`)).status).toBe(404)
   })
 
@@ -42,7 +46,7 @@ describe('the operator (ADMIN) as the actor of a deletion', () => {
     const path = `/api/articles/${slug}/comments`
     expect((await app.request('DELETE', `${path}/${id}`, { token: stranger.token })).status).toBe(403)
     expect((await app.request('GET', path)).body.comments).toHaveLength(1)
-    await app.store.comments.delete(ADMIN, slug, id)
+    await commentsOn(app.store).writes.delete(ADMIN, slug, id)
     expect((await app.request('GET', path)).body.comments).toEqual([])
   })
 
@@ -52,8 +56,8 @@ describe('the operator (ADMIN) as the actor of a deletion', () => {
     const { slug } = await createArticle(app, author.token)
     // a thrown error on SQLite, a rejection on PostgreSQL
     const attempt = (f: () => unknown) => Promise.resolve().then(f)
-    await expect(attempt(() => app.store.articles.delete(ADMIN, 'no-such-article'))).rejects.toThrow('not found')
-    await expect(attempt(() => app.store.comments.delete(ADMIN, slug, 12345))).rejects.toThrow('not found')
+    await expect(attempt(() => articlesOn(app.store).writes.delete(ADMIN, 'no-such-article'))).rejects.toThrow('not found')
+    await expect(attempt(() => commentsOn(app.store).writes.delete(ADMIN, slug, 12345))).rejects.toThrow('not found')
   })
 })
 
@@ -64,19 +68,19 @@ describe('writes on SQLite', () => {
       expect(v).not.toBeInstanceOf(Promise)
       return v as T
     }
-    const ann = sync(store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' }))
-    const bob = sync(store.users.create({ username: 'bob', usernameKey: 'bob', email: 'bob@example.com', passwordHash: 'x' }))
+    const ann = sync(usersOn(store).writes.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' }))
+    const bob = sync(usersOn(store).writes.create({ username: 'bob', usernameKey: 'bob', email: 'bob@example.com', passwordHash: 'x' }))
     const writer = { id: ann.id, username: 'ann', usernameKey: 'ann' }
-    const { slug } = sync(store.articles.create(writer, { title: 'Sync', description: 'd', body: 'b', tagList: ['t'] })).row
-    sync(store.articles.update(writer, slug, { title: 'Synchronous', tagList: ['u'] }))
-    sync(store.articles.setFavorite(writer, 'synchronous', true))
-    sync(store.profiles.setFollowing(ann.id, bob.id, true))
-    const comment = sync(store.comments.add(ann.id, 'synchronous', 'c'))
-    sync(store.comments.delete(writer, 'synchronous', comment.id))
-    sync(store.users.update(ann.id, { bio: 'b' }))
+    const { slug } = sync(articlesOn(store).writes.create(writer, { title: 'Sync', description: 'd', body: 'b', tagList: ['t'] })).row
+    sync(articlesOn(store).writes.update(writer, slug, { title: 'Synchronous', tagList: ['u'] }))
+    sync(articlesOn(store).writes.setFavorite(writer, 'synchronous', true))
+    sync(profilesOn(store).writes.setFollowing(ann.id, bob.id, true))
+    const comment = sync(commentsOn(store).writes.add(ann.id, 'synchronous', 'c'))
+    sync(commentsOn(store).writes.delete(writer, 'synchronous', comment.id))
+    sync(usersOn(store).writes.update(ann.id, { bio: 'b' }))
     // a refused write throws at once too (its 409 read of the taken fields included)
-    expect(() => store.users.update(bob.id, { email: 'ann@example.com' })).toThrow()
-    sync(store.articles.delete(ADMIN, 'synchronous'))
+    expect(() => usersOn(store).writes.update(bob.id, { email: 'ann@example.com' })).toThrow()
+    sync(articlesOn(store).writes.delete(ADMIN, 'synchronous'))
   })
 })
 
@@ -100,7 +104,7 @@ describe('write steps', () => {
     })
     const articles = articleWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteArticleSql(db))))
     const comments = commentWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteCommentSql(db))))
-    const ann = await store.users.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' })
+    const ann = await usersOn(store).writes.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' })
     const writer = { id: ann.id, username: 'ann', usernameKey: 'ann' }
     for (let i = 0; i < 3; i++) {
       const { slug } = (await articles.create(writer, { title: `Steps ${i}`, description: 'd', body: 'b' })).row
@@ -191,26 +195,34 @@ const STEPS: Step[] = [
   {
     label: 'ADMIN deletes a comment',
     status: 200,
-    run: (w) => ok(() => Promise.resolve(w.app.store.comments.delete(ADMIN, 'goodbye', 3))),
+    run: (w) => ok(() => Promise.resolve(commentsOn(w.app.store).writes.delete(ADMIN, 'goodbye', 3))),
   },
-  { label: 'ADMIN deletes an article', status: 200, run: (w) => ok(() => Promise.resolve(w.app.store.articles.delete(ADMIN, 'feed-2'))) },
-  { label: 'ADMIN locks an account', status: 200, run: (w) => byAdmin(() => w.app.store.users.setLocked(ADMIN, 'ann', true)) },
-  { label: 'ADMIN locks it again', status: 200, run: (w) => byAdmin(() => w.app.store.users.setLocked(ADMIN, 'ann', true)) },
-  { label: 'ADMIN unlocks it', status: 200, run: (w) => byAdmin(() => w.app.store.users.setLocked(ADMIN, 'ann', false)) },
-  { label: 'ADMIN sets a password', status: 200, run: (w) => byAdmin(() => w.app.store.users.setPassword(ADMIN, 'bob', 'x')) },
+  {
+    label: 'ADMIN deletes an article',
+    status: 200,
+    run: (w) => ok(() => Promise.resolve(articlesOn(w.app.store).writes.delete(ADMIN, 'feed-2'))),
+  },
+  { label: 'ADMIN locks an account', status: 200, run: (w) => byAdmin(() => usersOn(w.app.store).writes.setLocked(ADMIN, 'ann', true)) },
+  { label: 'ADMIN locks it again', status: 200, run: (w) => byAdmin(() => usersOn(w.app.store).writes.setLocked(ADMIN, 'ann', true)) },
+  { label: 'ADMIN unlocks it', status: 200, run: (w) => byAdmin(() => usersOn(w.app.store).writes.setLocked(ADMIN, 'ann', false)) },
+  { label: 'ADMIN sets a password', status: 200, run: (w) => byAdmin(() => usersOn(w.app.store).writes.setPassword(ADMIN, 'bob', 'x')) },
   {
     label: 'lock: not ADMIN',
     status: 403,
-    run: (w) => byAdmin(() => w.app.store.users.setLocked({ id: 3, username: 'bob', usernameKey: 'bob' }, 'ann', true)),
+    run: (w) => byAdmin(() => usersOn(w.app.store).writes.setLocked({ id: 3, username: 'bob', usernameKey: 'bob' }, 'ann', true)),
   },
   { label: 'comment 4', status: 201, run: (w) => as(w, w.jake, 'POST', '/api/articles/goodbye/comments', { comment: { body: 'c4' } }) },
-  { label: 'ADMIN deletes a comment by id', status: 200, run: (w) => byAdmin(() => w.app.store.comments.deleteById(ADMIN, 4)) },
+  { label: 'ADMIN deletes a comment by id', status: 200, run: (w) => byAdmin(() => commentsOn(w.app.store).writes.deleteById(ADMIN, 4)) },
   {
     label: 'ADMIN deletes an author without content',
     status: 0,
-    run: (w) => byAdmin(() => w.app.store.users.delete(ADMIN, 'jacob', false)),
+    run: (w) => byAdmin(() => usersOn(w.app.store).writes.delete(ADMIN, 'jacob', false)),
   },
-  { label: 'ADMIN deletes an author with content', status: 200, run: (w) => byAdmin(() => w.app.store.users.delete(ADMIN, 'jacob', true)) },
+  {
+    label: 'ADMIN deletes an author with content',
+    status: 200,
+    run: (w) => byAdmin(() => usersOn(w.app.store).writes.delete(ADMIN, 'jacob', true)),
+  },
 ]
 
 /** Runs every step on a fresh app: the keys each one appended to the change log, by label. */

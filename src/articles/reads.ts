@@ -2,14 +2,13 @@ import { type Built, type Parts, partOf } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { Flights } from '../cache/flights.ts'
 import { keys } from '../keys/keys.ts'
-import type { Store } from '../db/store.ts'
 import { notFound } from '../errors.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
-import type { ListFilters, Page, PageIds } from './list-store.ts'
+import type { ListFilters, ListStore, Page, PageIds } from './list-store.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
 import { type ArticleParts, articleJson, articleParts, articlePieces } from './present.ts'
 import { profileHead } from '../profiles/present.ts'
-import type { WrittenArticle } from './store.ts'
+import type { ArticleReadSql, WrittenArticle } from './store.ts'
 
 /** A feed depends on the new articles of each followed author, up to this many authors; beyond, on every new article. */
 const MAX_FEED_AUTHOR_KEYS = 200
@@ -63,23 +62,31 @@ const filterKey = (f: ListFilters) =>
  * viewer-independent text, each author's profile, and the viewer's flags.
  * A write drops only the parts it changed (see src/keys/keys.ts).
  */
-export function articleReads(store: Store, caches: Caches, profiles: ProfileReads) {
+export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Caches, profiles: ProfileReads) {
   const clock = () => caches.versions.clock
+  /** a page's ids and count, per filter and page (viewer-independent) */
+  const pages = caches.part<string, PageIds>('pages', (p) => 24 + p.ids.length * 8)
+  /** list items without body, per article */
+  const itemParts = caches.part<number, ArticleParts>('items', (p) => p.head.length * 2 + 48)
+  /** whole articles (with body), per article */
+  const articles = caches.part<number, ArticleParts>('articles', (p) => p.head.length * 2 + 48)
+  /** slug -> article id and author */
+  const slugs = caches.part<string, { id: number; author_id: number }>('slugs', () => 48)
 
   /** The list parts of these articles (and their authors' heads), one read for the missing ones. */
   async function items(ids: readonly number[]): Promise<Map<number, ArticleParts>> {
     const out = new Map<number, ArticleParts>()
     const missing: number[] = []
     for (const id of ids) {
-      const p = caches.items.get(id)
+      const p = itemParts.get(id)
       if (p === undefined) missing.push(id)
       else out.set(id, p)
     }
     if (missing.length) {
       const at = clock()
-      for (const r of await store.articles.items(missing)) {
+      for (const r of await sql.items(missing)) {
         const parts = articleParts(r)
-        caches.items.set(r.id, { value: parts, deps: [keys.article(r.id)] }, at)
+        itemParts.set(r.id, { value: parts, deps: [keys.article(r.id)] }, at)
         profiles.rememberAuthor({ id: r.author_id, username: r.username, bio: r.bio, image: r.image }, at)
         out.set(r.id, parts)
       }
@@ -92,14 +99,14 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
   /** The page at `key`, read from the clock `at` on (earlier when its deps come from an earlier read). */
   async function page(key: string, deps: number[], fetch: () => PageIds | Promise<PageIds>, at = clock()): Promise<Built<PageIds>> {
-    const cached = caches.pages.getBuilt(key)
+    const cached = pages.getBuilt(key)
     if (cached) return cached
     return pageReads.share(
       key,
       deps,
       async () => {
         const built = { value: await fetch(), deps }
-        caches.pages.set(key, built, at)
+        pages.set(key, built, at)
         return built
       },
       at,
@@ -149,7 +156,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
     const flags = profiles.cachedFlags(viewer)
     if (flags === undefined || flags.favorites === null) return undefined
     // the caches themselves: no function made per page (this runs for most list requests)
-    return composePage(p, viewer, flags, flags.favorites, caches.items, caches.authors, true)
+    return composePage(p, viewer, flags, flags.favorites, itemParts, profiles.authors, true)
   }
 
   /** A page as the list JSON seen by `viewer` (0: anonymous), reading the parts the caches miss. */
@@ -168,12 +175,12 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
   /** The article at `slug` as seen by `viewer`, or 404. */
   async function bySlug(slug: string): Promise<{ id: number; author_id: number }> {
-    const cached = caches.slugs.get(slug)
+    const cached = slugs.get(slug)
     if (cached) return cached
     const at = clock()
-    const a = await store.articles.bySlug(slug)
+    const a = await sql.bySlug(slug)
     if (!a) throw notFound('article')
-    caches.slugs.set(slug, { value: a, deps: [keys.slugOf(a.id)] }, at)
+    slugs.set(slug, { value: a, deps: [keys.slugOf(a.id)] }, at)
     return a
   }
 
@@ -197,8 +204,8 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
   /** The article from cached parts alone, or undefined. */
   function cachedArticle(id: number, authorId: number, viewer: number): Built<Body> | undefined {
-    const parts = caches.articles.get(id)
-    const head = caches.authors.get(authorId)
+    const parts = articles.get(id)
+    const head = profiles.authors.get(authorId)
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || head === undefined || flags === undefined || flags.favorites === null) return undefined
     return composeArticle(id, authorId, viewer, parts, head, flags, flags.favorites.has(id))
@@ -206,33 +213,35 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
 
   return {
     bySlug,
+    /** The id and author at `slug` if cached (the comments read the article's address through it). */
+    cachedSlug: (slug: string) => slugs.get(slug),
 
     /** GET /api/articles from cached parts alone (synchronously), or undefined. */
     cachedList(filters: ListFilters, p: Page, viewer: number): Built<Body> | undefined {
       if (inWindow(filters, p)) {
-        const window = caches.pages.getBuilt(WINDOW_KEY)
+        const window = pages.getBuilt(WINDOW_KEY)
         return window && compose(slice(window, p), viewer)
       }
-      const ids = caches.pages.getBuilt(listKey(filters, p))
+      const ids = pages.getBuilt(listKey(filters, p))
       return ids && compose(ids, viewer)
     },
     /** GET /api/articles/feed from cached parts alone, or undefined. */
     cachedFeed(p: Page, viewer: number): Built<Body> | undefined {
-      const ids = caches.pages.getBuilt(feedKey(viewer, p))
+      const ids = pages.getBuilt(feedKey(viewer, p))
       return ids && compose(ids, viewer)
     },
     /** GET /api/articles/:slug from cached parts alone, or undefined. */
     cachedArticle(slug: string, viewer: number): Built<Body> | undefined {
-      const a = caches.slugs.get(slug)
+      const a = slugs.get(slug)
       return a && cachedArticle(a.id, a.author_id, viewer)
     },
 
     /** GET /api/articles */
     async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<Body>> {
       if (inWindow(filters, p)) {
-        return render(slice(await page(WINDOW_KEY, pageDeps(filters), () => store.lists.page(filters, WINDOW)), p), viewer)
+        return render(slice(await page(WINDOW_KEY, pageDeps(filters), () => lists.page(filters, WINDOW)), p), viewer)
       }
-      return render(await page(listKey(filters, p), pageDeps(filters), () => store.lists.page(filters, p)), viewer)
+      return render(await page(listKey(filters, p), pageDeps(filters), () => lists.page(filters, p)), viewer)
     },
 
     /** GET /api/articles/feed: its ids depend on the viewer's follows (not their favorites) and on new articles of whom they follow. */
@@ -244,7 +253,7 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       const deps = [keys.anyList, keys.viewer(viewer)]
       if (flags.followees.size <= MAX_FEED_AUTHOR_KEYS) for (const id of flags.followees) deps.push(keys.articlesBy(id))
       else deps.push(keys.newest)
-      return render(await page(feedKey(viewer, p), deps, () => store.lists.feed(viewer, p), at), viewer)
+      return render(await page(feedKey(viewer, p), deps, () => lists.feed(viewer, p), at), viewer)
     },
 
     /** GET /api/articles/:slug */
@@ -252,13 +261,13 @@ export function articleReads(store: Store, caches: Caches, profiles: ProfileRead
       const { id, author_id } = await bySlug(slug)
       const composed = cachedArticle(id, author_id, viewer)
       if (composed) return composed
-      let parts = caches.articles.get(id)
+      let parts = articles.get(id)
       if (parts === undefined) {
         const at = clock()
-        const row = await store.articles.full(id)
+        const row = await sql.full(id)
         if (!row) throw notFound('article')
         parts = articleParts(row)
-        caches.articles.set(id, { value: parts, deps: [keys.article(id)] }, at)
+        articles.set(id, { value: parts, deps: [keys.article(id)] }, at)
         profiles.rememberAuthor({ id: row.author_id, username: row.username, bio: row.bio, image: row.image }, at)
       }
       const [heads, flags] = await Promise.all([profiles.authorHeads([author_id]), profiles.flags(viewer)])

@@ -11,15 +11,15 @@ import {
   SlugParams,
   UpdateArticleBody,
 } from './schemas.ts'
-import type { ArticleStore } from './store.ts'
+import type { ArticleWrites } from './store.ts'
 
 interface Deps {
-  articles: ArticleStore
+  writes: ArticleWrites
   reads: ArticleReads
 }
 
 /** Articles, the feed and favorites. */
-export function articleRoutes({ articles, reads }: Deps): Route[] {
+export function articleRoutes({ writes, reads }: Deps): Route[] {
   const tag = 'Articles'
   // Favorite and unfavorite differ only in direction; both answer the article, and both are idempotent.
   const favorite = (on: boolean, summary: string) =>
@@ -32,7 +32,7 @@ export function articleRoutes({ articles, reads }: Deps): Route[] {
       errors: [401, 404],
       summary,
       tag: 'Favorites',
-      handle: async ({ params, viewer }) => reply(writtenJson(await articles.setFavorite(viewer, params.slug, on))),
+      handle: async ({ params, viewer }) => reply(writtenJson(await writes.setFavorite(viewer, params.slug, on))),
     })
 
   return [
@@ -77,7 +77,7 @@ export function articleRoutes({ articles, reads }: Deps): Route[] {
       errors: [400, 401, 413, 422],
       summary: 'Create an article',
       tag,
-      handle: async ({ body, viewer }) => reply(writtenJson(await articles.create(viewer, body.article)), 201),
+      handle: async ({ body, viewer }) => reply(writtenJson(await writes.create(viewer, body.article)), 201),
     }),
     route({
       method: 'GET',
@@ -106,7 +106,7 @@ export function articleRoutes({ articles, reads }: Deps): Route[] {
       description:
         'A new title gives a new slug; the old slug then answers 404. `tagList` replaces the set (`[]` clears it, `null` is refused); left out, the tags stay.',
       tag,
-      handle: async ({ params, body, viewer }) => reply(writtenJson(await articles.update(viewer, params.slug, body.article))),
+      handle: async ({ params, body, viewer }) => reply(writtenJson(await writes.update(viewer, params.slug, body.article))),
     }),
     route({
       method: 'DELETE',
@@ -118,7 +118,7 @@ export function articleRoutes({ articles, reads }: Deps): Route[] {
       summary: 'Delete an article (author only)',
       tag,
       handle: async ({ params, viewer }) => {
-        await articles.delete(viewer, params.slug)
+        await writes.delete(viewer, params.slug)
         return NO_CONTENT
       },
     }),

@@ -69,8 +69,6 @@ export interface ArticleWrites {
   setFavorite(user: Viewer, slug: string, on: boolean): Awaitable<WrittenArticle>
 }
 
-export interface ArticleStore extends ArticleReadSql, ArticleWrites {}
-
 /**
  * The SQL a write of articles runs, inside its transaction: each backend
  * implements these and decides nothing (writes.ts does).

@@ -1,15 +1,20 @@
 import { type Built, flat, type Parts, partOf } from '../cache/cache.ts'
-import type { Caches, CommentPart, ViewerFlags } from '../cache/caches.ts'
+import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../keys/keys.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
-import type { Store } from '../db/store.ts'
 import type { ArticleReads } from '../articles/reads.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
 import { authorEnd, profileHead } from '../profiles/present.ts'
-import type { CommentRow } from './store.ts'
+import type { CommentReadSql, CommentRow } from './store.ts'
 
 const s = JSON.stringify
 const iso = (ms: number) => s(new Date(ms).toISOString())
+
+/** One comment up to its author: `{"id":…,"body":…,"author":`, and whose it is. */
+interface CommentPart {
+  head: string
+  authorId: number
+}
 
 const COMMENTS = '{"comments":['
 const END = ']}'
@@ -25,7 +30,9 @@ export const commentJson = (c: CommentRow, following: boolean) => `${commentHead
  * An article's comments, cached per article (dropped by a comment added or
  * deleted there); authors' profiles and the viewer's flags are laid over.
  */
-export function commentReads(store: Store, caches: Caches, articles: ArticleReads, profiles: ProfileReads) {
+export function commentReads(sql: CommentReadSql, caches: Caches, articles: ArticleReads, profiles: ProfileReads) {
+  /** an article's comments, oldest first */
+  const comments = caches.part<number, CommentPart[]>('comments', (cs) => cs.reduce((n, c) => n + c.head.length * 2 + 32, 32))
   /**
    * An article's comments as seen by `viewer`: the one composition, whether
    * the authors' heads came from the caches alone (`complete`: a head that is
@@ -59,16 +66,16 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
 
   /** The comment list from cached parts alone, or undefined. */
   function compose(id: number, viewer: number): Built<Body> | undefined {
-    const parts = caches.comments.get(id)
+    const parts = comments.get(id)
     const flags = profiles.cachedFlags(viewer)
     if (parts === undefined || flags === undefined) return undefined
-    return composeList(id, viewer, parts, caches.authors, flags, true)
+    return composeList(id, viewer, parts, profiles.authors, flags, true)
   }
 
   return {
     /** GET /api/articles/:slug/comments from cached parts alone, or undefined. */
     cachedList(slug: string, viewer: number): Built<Body> | undefined {
-      const a = caches.slugs.get(slug)
+      const a = articles.cachedSlug(slug)
       return a && compose(a.id, viewer)
     },
 
@@ -76,14 +83,14 @@ export function commentReads(store: Store, caches: Caches, articles: ArticleRead
       const { id } = await articles.bySlug(slug)
       const composed = compose(id, viewer)
       if (composed) return composed
-      let parts = caches.comments.get(id)
+      let parts = comments.get(id)
       if (parts === undefined) {
         const at = caches.versions.clock
-        const rows = await store.comments.list(id)
+        const rows = await sql.list(id)
         parts = rows.map((c): CommentPart => ({ head: commentHead(c), authorId: c.author_id }))
         for (const c of rows) profiles.rememberAuthor({ id: c.author_id, username: c.username, bio: c.bio, image: c.image }, at)
         // the comments themselves: not the article's own text or count (a favorite), which the answer depends on (its slug)
-        caches.comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
+        comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
       }
       const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
       return composeList(id, viewer, parts, heads, flags, false)!

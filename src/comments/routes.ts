@@ -2,18 +2,18 @@ import { SlugParams } from '../articles/schemas.ts'
 import { NO_CONTENT, type Route, reply, route } from '../http/route.ts'
 import { type CommentReads, commentJson } from './reads.ts'
 import { CommentListResponse, CommentParams, CommentResponse, NewCommentBody, normalizeCommentBody } from './schemas.ts'
-import type { CommentStore } from './store.ts'
+import type { CommentWrites } from './store.ts'
 
 /** Path ids are decimal integers; anything else names no comment (404). */
 const commentId = (raw: string) => (/^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN)
 
 interface Deps {
-  comments: CommentStore
+  writes: CommentWrites
   reads: CommentReads
 }
 
 /** An article's comments. */
-export function commentRoutes({ comments, reads }: Deps): Route[] {
+export function commentRoutes({ writes, reads }: Deps): Route[] {
   const tag = 'Comments'
   return [
     route({
@@ -43,7 +43,7 @@ export function commentRoutes({ comments, reads }: Deps): Route[] {
       tag,
       // a comment's author is the viewer, who never follows themselves
       handle: async ({ params, body, viewer }) =>
-        reply(`{"comment":${commentJson(await comments.add(viewer.id, params.slug, body.comment.body), false)}}`, 201),
+        reply(`{"comment":${commentJson(await writes.add(viewer.id, params.slug, body.comment.body), false)}}`, 201),
     }),
     route({
       method: 'DELETE',
@@ -56,7 +56,7 @@ export function commentRoutes({ comments, reads }: Deps): Route[] {
       description: 'A comment id that belongs to another article answers 404.',
       tag,
       handle: async ({ params, viewer }) => {
-        await comments.delete(viewer, params.slug, commentId(params.id))
+        await writes.delete(viewer, params.slug, commentId(params.id))
         return NO_CONTENT
       },
     }),

@@ -34,8 +34,6 @@ export interface CommentWrites {
   deleteById(actor: Actor, id: number): Awaitable<{ slug: string }>
 }
 
-export interface CommentStore extends CommentReadSql, CommentWrites {}
-
 /** The SQL a write of comments runs, inside its transaction (writes.ts decides). */
 export interface CommentWriteSql {
   /** The article at `slug`, or null; it cannot be deleted before the transaction ends. */

@@ -1,13 +1,9 @@
-import type { ArticleStore } from '../articles/store.ts'
-import type { ListStore } from '../articles/list-store.ts'
-import type { ThrottleStore } from '../users/throttle.ts'
+import type { Database } from 'bun:sqlite'
+import type { SQL, TransactionSQL } from 'bun'
 import type { Versions } from '../keys/versions.ts'
 import type { BulkLoad } from './bulk.ts'
-import type { CommentStore } from '../comments/store.ts'
-import type { ProfileStore } from '../profiles/store.ts'
-import type { TagStore } from '../tags/store.ts'
-import type { UserStore } from '../users/store.ts'
 import type { Logger } from '../log.ts'
+import type { Writes } from './steps.ts'
 import type { Awaitable, Backend } from './types.ts'
 
 /**
@@ -38,21 +34,18 @@ export interface ChangeStats {
 }
 
 /**
- * Everything the routes need from storage, one interface per feature, with
- * an implementation per backend beside it in the feature's folder. Routes and
- * caches never know which backend runs.
+ * A migrated database, as the features see it: the connection their SQL runs
+ * on (`connection`, one kind per backend: each feature picks its own SQL by
+ * it), transactions that record their change keys (`connection.writes`),
+ * the change log, and what concerns the database as a whole. It knows no
+ * feature: each feature's folder composes its reads, writes and routes on it
+ * (see docs/ARCHITECTURE.md).
  */
 export interface Store {
   readonly backend: Backend
   /** where the data lives, safe to log (a file path, or a URL without its password) */
   readonly location: string
-  readonly users: UserStore
-  readonly profiles: ProfileStore
-  readonly articles: ArticleStore
-  readonly lists: ListStore
-  readonly comments: CommentStore
-  readonly tags: TagStore
-  readonly throttle: ThrottleStore
+  readonly connection: Connection
   readonly changes: ChangeFeed
   /** Bulk loading into an empty database (seed, copy). */
   readonly bulk: BulkLoad
@@ -62,8 +55,12 @@ export interface Store {
   schemaVersion(): Promise<number>
   /** Whether the database answers now (readiness). */
   ping(): Promise<boolean>
-  /** Housekeeping, every minute or so: expired throttle windows, old change-log rows. */
+  /** Housekeeping, every minute or so: old change-log rows, and what features added with `upkeep`. */
   maintain(): Promise<void>
+  /** Adds a feature's housekeeping to `maintain` (expired throttle windows). */
+  upkeep(task: () => Awaitable<void>): void
+  /** Closes `resource` with the store, before the connection (a feature's worker thread). */
+  own(resource: { close(): void }): void
   /**
    * Background upkeep of the database itself, run by one process per
    * database (the single process, or worker 1): SQLite's WAL checkpoints in
@@ -71,4 +68,23 @@ export interface Store {
    */
   startUpkeep(logger: Logger): { stop(): Promise<void> } | undefined
   close(): Promise<void>
+}
+
+/**
+ * What a feature's SQL runs on, per backend. SQLite: one connection whose
+ * statements a feature prepares once, and whose writes run synchronously in
+ * one IMMEDIATE transaction. PostgreSQL: the pool, and writes whose SQL is
+ * made per transaction (`tx`). `writes` wraps a feature's write SQL into
+ * transactions that record the keys they changed (src/db/steps.ts).
+ */
+export type Connection =
+  | { readonly backend: 'sqlite'; readonly db: Database; readonly path: string; writes<S>(sql: S): Writes<S> }
+  | { readonly backend: 'postgres'; readonly sql: SQL; writes<S>(sql: (tx: TransactionSQL) => S): Writes<S> }
+
+/** Picks a feature's SQL for the connection's backend: `{ sqlite: (c) => ..., postgres: (c) => ... }`. */
+export function perBackend<T>(
+  connection: Connection,
+  make: { sqlite(c: Extract<Connection, { backend: 'sqlite' }>): T; postgres(c: Extract<Connection, { backend: 'postgres' }>): T },
+): T {
+  return connection.backend === 'sqlite' ? make.sqlite(connection) : make.postgres(connection)
 }

@@ -1,5 +1,4 @@
 import { version } from '../../package.json'
-import type { ThrottleStats } from '../users/throttle.ts'
 import type { Caches } from '../cache/caches.ts'
 import type { ChangeStats } from '../db/store.ts'
 import type { Backend } from '../db/types.ts'
@@ -14,7 +13,8 @@ interface Sources {
   poolMax: number
   caches: Caches
   changes: ChangeStats
-  throttles: { login: ThrottleStats; registration: ThrottleStats }
+  /** each throttle's attempts answered 429 (src/users/throttle.ts) */
+  throttles: { login: { refused: number }; registration: { refused: number } }
 }
 
 /** What the other workers of `serve --workers N` reported for a scrape (see workers.ts). */
@@ -42,7 +42,7 @@ export class ServiceMetrics {
   families(): Family[] {
     const base = this.worker === undefined ? '' : `worker="${labelValue(this.worker)}"`
     const s = this.sources
-    const caches = Object.entries(s.caches).filter(([name]) => name !== 'versions') as [string, CacheFigures][]
+    const caches: readonly (readonly [string, CacheFigures])[] = s.caches.all()
     const perCache = (get: (c: CacheFigures) => number) => caches.map(([name, c]) => [`cache="${name}"`, get(c)] as const)
     const changes = s.changes
     return [

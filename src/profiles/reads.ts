@@ -1,11 +1,10 @@
 import type { Built } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../keys/keys.ts'
-import type { Store } from '../db/store.ts'
 import { notFound } from '../errors.ts'
 import { usernameKey } from '../names.ts'
 import { profileHead, profileJson } from './present.ts'
-import type { AuthorRow } from './store.ts'
+import type { AuthorRow, ProfileReadSql } from './store.ts'
 
 const NO_FLAGS: ViewerFlags = { followees: new Set(), favorites: new Set() }
 const NONE: ReadonlySet<number> = new Set()
@@ -17,13 +16,20 @@ export const MAX_LOADED_FAVORITES = 5000
  * Cached reads about users as others see them, and about a viewer's own
  * relations; shared by the articles, comments and profiles routes.
  */
-export function profileReads(store: Store, caches: Caches) {
+export function profileReads(sql: ProfileReadSql, caches: Caches) {
   const clock = () => caches.versions.clock
+  /** an author's profile up to `following`, per user: composed into every answer that shows an author */
+  const authors = caches.part<number, string>('authors')
+  /** users by normalised name */
+  const profiles = caches.part<string, AuthorRow>(
+    'profiles',
+    (u) => (u.username.length + (u.bio?.length ?? 0) + (u.image?.length ?? 0)) * 2 + 64,
+  )
 
   /** Caches the profile heads of rows a read returned anyway (article and comment rows carry their author). */
   const rememberAuthor = (u: Pick<AuthorRow, 'username' | 'bio' | 'image'> & { id: number }, at: number): string => {
     const head = profileHead(u)
-    caches.authors.set(u.id, { value: head, deps: [keys.user(u.id)] }, at)
+    authors.set(u.id, { value: head, deps: [keys.user(u.id)] }, at)
     return head
   }
 
@@ -32,13 +38,13 @@ export function profileReads(store: Store, caches: Caches) {
     const out = new Map<number, string>()
     const missing: number[] = []
     for (const id of ids) {
-      const head = caches.authors.get(id)
+      const head = authors.get(id)
       if (head === undefined) missing.push(id)
       else out.set(id, head)
     }
     if (missing.length) {
       const at = clock()
-      for (const u of await store.profiles.authors([...new Set(missing)])) out.set(u.id, rememberAuthor(u, at))
+      for (const u of await sql.authors([...new Set(missing)])) out.set(u.id, rememberAuthor(u, at))
     }
     return out
   }
@@ -52,7 +58,7 @@ export function profileReads(store: Store, caches: Caches) {
     const cached = caches.viewers.get(viewer)
     if (cached) return cached
     const at = clock()
-    const r = await store.profiles.relations(viewer, MAX_LOADED_FAVORITES + 1)
+    const r = await sql.relations(viewer, MAX_LOADED_FAVORITES + 1)
     // more favorites than are loaded at once: unknown here, each page asks (favoritedAmong)
     const favorites = r.favorites.length > MAX_LOADED_FAVORITES ? null : new Set(r.favorites)
     const value: ViewerFlags = { followees: new Set(r.followees), favorites }
@@ -64,18 +70,18 @@ export function profileReads(store: Store, caches: Caches) {
   async function favoritedAmong(viewer: number, f: ViewerFlags, ids: readonly number[]): Promise<ReadonlySet<number>> {
     if (viewer === 0) return NONE
     if (f.favorites) return f.favorites
-    return new Set(await store.profiles.favoritedAmong(viewer, ids))
+    return new Set(await sql.favoritedAmong(viewer, ids))
   }
 
   /** A user by name (any ASCII case, any Unicode spelling of the same NFKC form), or 404. */
   async function byName(username: string): Promise<AuthorRow> {
     const key = usernameKey(username)
-    const cached = caches.profiles.get(key)
+    const cached = profiles.get(key)
     if (cached) return cached
     const at = clock()
-    const u = await store.profiles.byName(key)
+    const u = await sql.byName(key)
     if (!u) throw notFound('profile')
-    caches.profiles.set(key, { value: u, deps: [keys.user(u.id)] }, at)
+    profiles.set(key, { value: u, deps: [keys.user(u.id)] }, at)
     return u
   }
 
@@ -87,12 +93,14 @@ export function profileReads(store: Store, caches: Caches) {
 
   /** The profile JSON from cached parts alone, or undefined. */
   function cachedProfile(username: string, viewer: number): Built<string> | undefined {
-    const u = caches.profiles.get(usernameKey(username))
+    const u = profiles.get(usernameKey(username))
     const f = cachedFlags(viewer)
     return u === undefined || f === undefined ? undefined : composeProfile(u, viewer, f)
   }
 
   return {
+    /** the authors' profile heads, for the answers other features compose */
+    authors,
     rememberAuthor,
     authorHeads,
     cachedFlags,

@@ -2,15 +2,15 @@ import { type Route, reply, route } from '../http/route.ts'
 import { profileHead, profileJson } from './present.ts'
 import type { ProfileReads } from './reads.ts'
 import { ProfileResponse, UsernameParams } from './schemas.ts'
-import type { ProfileStore } from './store.ts'
+import type { ProfileWrites } from './store.ts'
 
 interface Deps {
-  profiles: ProfileStore
+  writes: ProfileWrites
   reads: ProfileReads
 }
 
 /** Profiles and following: GET /profiles/:username, POST and DELETE /profiles/:username/follow. */
-export function profileRoutes({ profiles, reads }: Deps): Route[] {
+export function profileRoutes({ writes, reads }: Deps): Route[] {
   const tag = 'Profile'
   // Both directions are idempotent: following twice or unfollowing a stranger is a 200.
   const following = (follow: boolean, summary: string) =>
@@ -25,7 +25,7 @@ export function profileRoutes({ profiles, reads }: Deps): Route[] {
       tag,
       handle: async ({ params, viewer }) => {
         const target = await reads.byName(params.username)
-        await profiles.setFollowing(viewer.id, target.id, follow)
+        await writes.setFollowing(viewer.id, target.id, follow)
         return reply(`{"profile":${profileJson(profileHead(target), follow)}}`)
       },
     })

@@ -32,8 +32,6 @@ export interface ProfileWrites {
   setFollowing(follower: number, followee: number, on: boolean): Awaitable<void>
 }
 
-export interface ProfileStore extends ProfileReadSql, ProfileWrites {}
-
 /** The SQL a write of profiles runs, inside its transaction. */
 export interface ProfileWriteSql {
   /** Whether a follow row was really added (on) or removed (off). */

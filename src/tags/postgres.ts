@@ -1,11 +1,11 @@
 import type { SQL } from 'bun'
 import { read } from '../db/postgres/client.ts'
-import type { TagStore } from './store.ts'
+import type { TagReadSql } from './store.ts'
 
 /** articles_count is kept by triggers; a tag whose last article went is at 0 and hidden */
 export const PG_TAGS = 'SELECT ARRAY(SELECT name FROM tags WHERE articles_count > 0 ORDER BY articles_count DESC, name) AS names'
 
-export function postgresTags(sql: SQL): TagStore {
+export function postgresTags(sql: SQL): TagReadSql {
   return {
     popular: () =>
       read(async () => {

@@ -4,13 +4,13 @@ import { Flights } from '../cache/flights.ts'
 import { keys } from '../keys/keys.ts'
 import type { Versions } from '../keys/versions.ts'
 import { type Route, route } from '../http/route.ts'
-import type { TagStore } from './store.ts'
+import type { TagReadSql } from './store.ts'
 
 /**
  * GET /api/tags as JSON: the same for every viewer. Every new article bumps
  * the tag list, and the requests that miss it meanwhile share one read.
  */
-export function tagsJson(tags: TagStore, versions: Versions): () => Promise<Built<string>> {
+export function tagsJson(tags: TagReadSql, versions: Versions): () => Promise<Built<string>> {
   const deps = [keys.tags]
   const reads = new Flights<0, Built<string>>(versions)
   return () => reads.share(0, deps, async () => ({ value: `{"tags":${JSON.stringify(await tags.popular())}}`, deps }))

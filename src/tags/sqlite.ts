@@ -1,10 +1,10 @@
 import type { Database } from 'bun:sqlite'
-import type { TagStore } from './store.ts'
+import type { TagReadSql } from './store.ts'
 
 /** articles_count is kept by triggers; a tag whose last article went is at 0 and hidden */
 export const SQLITE_TAGS = 'SELECT name FROM tags WHERE articles_count > 0 ORDER BY articles_count DESC, name'
 
-export function sqliteTags(db: Database): TagStore {
+export function sqliteTags(db: Database): TagReadSql {
   const popular = db.query<{ name: string }, []>(SQLITE_TAGS)
   return { popular: () => popular.all().map((r) => r.name) }
 }

@@ -4,11 +4,12 @@ import type { LoginGuard, RegistrationGuard } from './throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
-import type { UserRow, UserStore } from './store.ts'
+import type { UserReadSql, UserRow, UserWrites } from './store.ts'
 import { usernameKey } from '../names.ts'
 
 interface Deps {
-  users: UserStore
+  reads: UserReadSql
+  writes: UserWrites
   tokens: Tokens
   passwords: PasswordHasher
   loginGuard: LoginGuard
@@ -22,7 +23,7 @@ const invalidLogin = () => new HttpError(401, { credentials: ['invalid'] })
 const lockedAccount = () => new HttpError(403, { account: ['is locked'] })
 
 /** Users and authentication: POST /users, POST /users/login, GET and PUT /user. */
-export function userRoutes({ users, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps): Route[] {
+export function userRoutes({ reads, writes, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps): Route[] {
   const tag = 'User and Authentication'
   const present = (u: UserRow) => ({
     user: { email: u.email, token: tokens.issue(u), username: u.username, bio: u.bio, image: u.image },
@@ -44,7 +45,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
         const { username, email, password } = body.user
         await registrationGuard.attempt(clientAddress(request))
         const passwordHash = await passwords.hash(password)
-        const user = await users.create({ username, usernameKey: usernameKey(username), email, passwordHash })
+        const user = await writes.create({ username, usernameKey: usernameKey(username), email, passwordHash })
         return reply(present(user), 201)
       },
     }),
@@ -64,7 +65,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
         const { email, password } = body.user
         const address = clientAddress(request)
         await loginGuard.attempt(email, address)
-        const found = await users.credentialsByEmail(email)
+        const found = await reads.credentialsByEmail(email)
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
         if (!found || !ok) throw invalidLogin()
         // the password was right: not a failure to count against the throttle's budget
@@ -82,7 +83,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
       summary: 'Current user',
       tag,
       handle: async ({ viewer }) => {
-        const user = await users.byId(viewer.id)
+        const user = await reads.byId(viewer.id)
         if (!user) throw notFound('user')
         return reply(present(user))
       },
@@ -105,7 +106,7 @@ export function userRoutes({ users, tokens, passwords, loginGuard, registrationG
         const key = rest.username === undefined ? undefined : usernameKey(rest.username)
         // a new password bumps token_version: only the token that sent it and the fresh one below still work
         const keptToken = passwordHash === undefined ? undefined : (viewer.tokenId ?? null)
-        const user = await users.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
+        const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
         if (!user) throw notFound('user')
         return reply(present(user))
       },

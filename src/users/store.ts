@@ -116,8 +116,6 @@ export interface UserWrites {
   delete(actor: Actor, username: string, withContent: boolean): Awaitable<DeletedAccount>
 }
 
-export interface UserStore extends UserReadSql, UserWrites {}
-
 /** The SQL a write of accounts runs, inside its transaction. */
 export interface UserWriteSql {
   insert(u: NewUser, now: number): Awaitable<UserRow>

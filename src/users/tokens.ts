@@ -3,9 +3,20 @@ import type { Caches } from '../cache/caches.ts'
 import type { Tokens } from '../http/auth.ts'
 import { keys } from '../keys/keys.ts'
 import { unauthorized } from '../errors.ts'
-import type { UserStore } from './store.ts'
+import type { UserReadSql } from './store.ts'
 import { usernameKey } from '../names.ts'
 import { type Claims, signToken, verifyToken } from '../auth/jwt.ts'
+
+/** A token verified once, as the cache keeps it until its expiry or a change to its user. */
+interface VerifiedToken {
+  id: number
+  username: string
+  usernameKey: string
+  /** the token's id (its \`jti\`), if it has one */
+  tokenId?: string
+  /** expiry, seconds since the epoch */
+  exp: number
+}
 
 const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
 /** Longer than any token this service issues (about 200 characters): refused before any work. */
@@ -18,13 +29,14 @@ const MAX_TOKEN_LENGTH = 1024
  * spacing and scheme case vary) until their expiry or a change to their user
  * (a password change revokes tokens: see src/keys/keys.ts).
  */
-export function tokens(secret: string, ttlSeconds: number, users: UserStore, caches: Caches): Tokens {
+export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadSql, 'byId'>, caches: Caches): Tokens {
+  const verifiedTokens = caches.part<string, VerifiedToken>('tokens', () => 96)
   const tokenOf = (header: string) => {
     const token = SCHEME.exec(header)?.[1]
     return token !== undefined && token.length <= MAX_TOKEN_LENGTH ? token : undefined
   }
   const fresh = (token: string) => {
-    const v = caches.tokens.get(token)
+    const v = verifiedTokens.get(token)
     return v && v.exp > Date.now() / 1000 ? v : undefined
   }
   return {
@@ -58,7 +70,7 @@ export function tokens(secret: string, ttlSeconds: number, users: UserStore, cac
       if (!user || (user.token_version !== claims.ver && (claims.jti === undefined || claims.jti !== user.kept_token)))
         throw unauthorized('is invalid')
       const viewer = { id: user.id, username: user.username, usernameKey: usernameKey(user.username), tokenId: claims.jti }
-      caches.tokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)
+      verifiedTokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)
       return viewer
     },
   }

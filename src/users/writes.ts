@@ -73,26 +73,27 @@ function* remove(sql: UserWriteSql, changed: Changed, actor: Actor, username: st
   return { id: a.id, username: a.username, articles, comments, favorites, follows: followers + following }
 }
 
+/**
+ * A write that a unique constraint may refuse. Then (its transaction rolled
+ * back) the 409 names every taken field, not only the one the database
+ * tripped on.
+ */
+function* unique<T>(writes: Writes<UserWriteSql>, write: () => Awaitable<T>, id: number, email?: string, key?: string): Steps<T> {
+  try {
+    return yield* wait(write())
+  } catch (e) {
+    if (!writes.isUniqueViolation(e)) throw e
+    throw explainTaken(yield* wait(writes.transaction((sql) => wait(sql.taken(id, email ?? null, key ?? null)))))
+  }
+}
+
 /** The writes of accounts on either backend: every decision above, the SQL in `writes`' primitives. */
 export function userWrites(writes: Writes<UserWriteSql>): UserWrites {
-  /**
-   * A write that a unique constraint may refuse. Then (its transaction rolled
-   * back) the 422 names every taken field, not only the one the database
-   * tripped on.
-   */
-  function* unique<T>(write: () => Awaitable<T>, id: number, email?: string, key?: string): Steps<T> {
-    try {
-      return yield* wait(write())
-    } catch (e) {
-      if (!writes.isUniqueViolation(e)) throw e
-      throw explainTaken(yield* wait(writes.transaction((sql) => wait(sql.taken(id, email ?? null, key ?? null)))))
-    }
-  }
-
   return {
-    create: (u) => writes.run(unique(() => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey)),
+    create: (u) =>
+      writes.run(unique(writes, () => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey)),
     update: (id, c) =>
-      writes.run(unique(() => writes.transaction((sql, changed) => update(sql, changed, id, c)), id, c.email, c.usernameKey)),
+      writes.run(unique(writes, () => writes.transaction((sql, changed) => update(sql, changed, id, c)), id, c.email, c.usernameKey)),
     setPassword: (actor, username, hash) => writes.transaction((sql, changed) => setPassword(sql, changed, actor, username, hash)),
     setLocked: (actor, username, locked) => writes.transaction((sql, changed) => setLocked(sql, changed, actor, username, locked)),
     delete: (actor, username, withContent) => writes.transaction((sql, changed) => remove(sql, changed, actor, username, withContent)),

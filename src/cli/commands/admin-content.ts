@@ -1,4 +1,6 @@
 import { ADMIN } from '../../auth/actor.ts'
+import { articlesOn } from '../../articles/index.ts'
+import { commentsOn } from '../../comments/index.ts'
 import { DB_USAGE, found, said, where, withStore } from '../admin.ts'
 import type { Command } from '../command.ts'
 import { UsageError } from '../errors.ts'
@@ -13,7 +15,10 @@ const deleteArticle: Command = {
   run: (input) =>
     withStore(input.config, async (store) => {
       const [slug] = input.args as [string]
-      await found(() => store.articles.delete(ADMIN, slug), `${input.name}: no article "${slug}" in ${where(input.config, store)}`)
+      await found(
+        () => articlesOn(store).writes.delete(ADMIN, slug),
+        `${input.name}: no article "${slug}" in ${where(input.config, store)}`,
+      )
       return said(input.flags, `deleted the article ${slug} with its comments and favorites`, { slug, deleted: true })
     }),
 }
@@ -29,7 +34,7 @@ const deleteComment: Command = {
     const id = Number(raw)
     return withStore(input.config, async (store) => {
       const { slug } = await found(
-        () => store.comments.deleteById(ADMIN, id),
+        () => commentsOn(store).writes.deleteById(ADMIN, id),
         `${input.name}: no comment ${id} in ${where(input.config, store)}`,
       )
       return said(input.flags, `deleted comment ${id} of the article ${slug}`, { id, article: slug, deleted: true })

@@ -3,6 +3,7 @@ import { passwordHasher } from '../../auth/password.ts'
 import { integer } from '../../config.ts'
 import type { Store } from '../../db/store.ts'
 import { accountDetailsJson, accountJson, accountSearch } from '../../users/accounts.ts'
+import { usersOn } from '../../users/index.ts'
 import type { Account } from '../../users/store.ts'
 import { usernameKey } from '../../names.ts'
 import { AccountHasContent } from '../../users/writes.ts'
@@ -68,7 +69,7 @@ const list: Command = {
     const limit = flags.limit === undefined ? LIST_DEFAULT : integer('--limit', flags.limit, 1, LIST_MAX)
     const search = flags.search === undefined ? null : accountSearch(flags.search)
     return withStore(config, async (store) => {
-      const rows = await store.users.accounts(search, limit)
+      const rows = await usersOn(store).reads.accounts(search, limit)
       return said(flags, rows.length ? table(rows) : 'no accounts', { users: rows.map(accountJson) })
     })
   },
@@ -81,7 +82,7 @@ const show = onAccount(
     summary: ['one account: its fields, whether it is locked, and how', 'many articles, comments, favorites, followers, followees'],
   },
   async (store, username, input) => {
-    const a = await store.users.account(usernameKey(username))
+    const a = await usersOn(store).reads.account(usernameKey(username))
     if (!a) throw new CliError(noUser(input, store, username))
     const fields: [string, string | number | null][] = [
       ['id', a.id],
@@ -114,12 +115,12 @@ const password = onAccount(
   },
   async (store, username, input) => {
     // asked for only once the account is known to exist
-    if (!(await store.users.account(usernameKey(username)))) throw new CliError(noUser(input, store, username))
+    if (!(await usersOn(store).reads.account(usernameKey(username)))) throw new CliError(noUser(input, store, username))
     const clear = await readPassword(input.name, `New password for ${username}: `)
     const problem = passwordProblem(clear)
     if (problem) throw new UsageError(`${input.name}: ${problem}; nothing changed`)
     const hash = await passwordHasher(input.config.passwordHash).hash(clear)
-    const a = await found(() => store.users.setPassword(ADMIN, username, hash), noUser(input, store, username))
+    const a = await found(() => usersOn(store).writes.setPassword(ADMIN, username, hash), noUser(input, store, username))
     return said(input.flags, `changed the password of ${a.username}; every token issued before is refused`, {
       username: a.username,
       passwordChanged: true,
@@ -137,7 +138,7 @@ const locking = (locked: boolean): Command =>
         : ['let a locked account log in again (tokens issued', 'before the lock stay refused)'],
     },
     async (store, username, input) => {
-      const a = await found(() => store.users.setLocked(ADMIN, username, locked), noUser(input, store, username))
+      const a = await found(() => usersOn(store).writes.setLocked(ADMIN, username, locked), noUser(input, store, username))
       const text = locked
         ? a.changed
           ? `locked ${a.username}: its logins and every token issued before are refused`
@@ -161,7 +162,7 @@ const remove = onAccount(
   },
   async (store, username, input) => {
     const withContent = input.flags['with-content'] === true
-    const d = await found(() => store.users.delete(ADMIN, username, withContent), noUser(input, store, username)).catch((e) => {
+    const d = await found(() => usersOn(store).writes.delete(ADMIN, username, withContent), noUser(input, store, username)).catch((e) => {
       if (!(e instanceof AccountHasContent)) throw e
       throw new UsageError(
         `${input.name}: ${e.username} wrote ${count(e.articles, 'article')} and ${count(e.comments, 'comment')}; nothing deleted: add --with-content to delete them with the account`,

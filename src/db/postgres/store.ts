@@ -1,18 +1,6 @@
 import type { SQL } from 'bun'
-import { postgresLists } from '../../articles/list-postgres.ts'
-import { postgresArticleReads, postgresArticleSql } from '../../articles/postgres.ts'
-import { articleWrites } from '../../articles/writes.ts'
-import { postgresThrottle } from '../../users/throttle-postgres.ts'
-import { MAX_THROTTLE_ROWS } from '../../users/throttle.ts'
-import { postgresCommentReads, postgresCommentSql } from '../../comments/postgres.ts'
-import { commentWrites } from '../../comments/writes.ts'
-import { postgresProfileReads, postgresProfileSql } from '../../profiles/postgres.ts'
-import { profileWrites } from '../../profiles/writes.ts'
-import { postgresTags } from '../../tags/postgres.ts'
-import { postgresUserReads, postgresUserSql } from '../../users/postgres.ts'
-import { userWrites } from '../../users/writes.ts'
 import type { Store } from '../store.ts'
-import { DatabaseUnavailable } from '../types.ts'
+import { type Awaitable, DatabaseUnavailable } from '../types.ts'
 import { postgresBulk } from '../bulk.ts'
 import { PgChanges } from './changes.ts'
 import { type ClientOptions, connect, isUnavailable, read } from './client.ts'
@@ -30,22 +18,16 @@ export interface PostgresStore extends Store {
   readonly sql: SQL
 }
 
-/** The whole store on PostgreSQL (see connect for TLS and the pool). */
+/** The store on PostgreSQL (see connect for TLS and the pool). */
 export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
   const changes = new PgChanges(sql, o.singleInstance ?? false)
-  const throttle = postgresThrottle(sql)
+  const tasks: (() => Awaitable<void>)[] = []
+  const owned: { close(): void }[] = []
   return {
     backend: 'postgres',
     location: o.location,
     sql,
-    // reads are the backend's SQL; writes are the features' policies over the backend's statements
-    users: { ...postgresUserReads(sql), ...userWrites(postgresWrites(changes, postgresUserSql)) },
-    profiles: { ...postgresProfileReads(sql), ...profileWrites(postgresWrites(changes, postgresProfileSql)) },
-    articles: { ...postgresArticleReads(sql), ...articleWrites(postgresWrites(changes, postgresArticleSql)) },
-    lists: postgresLists(sql),
-    comments: { ...postgresCommentReads(sql), ...commentWrites(postgresWrites(changes, postgresCommentSql)) },
-    tags: postgresTags(sql),
-    throttle,
+    connection: { backend: 'postgres', sql, writes: (statements) => postgresWrites(changes, statements) },
     changes,
     bulk: postgresBulk(sql, changes),
     secret: (generated) =>
@@ -65,14 +47,16 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
       }
     },
     async maintain() {
-      const now = Date.now()
-      await changes.purge(now)
-      await throttle.purge(now, MAX_THROTTLE_ROWS)
-      // last: a role that may not vacuum the log still purges both
+      await changes.purge(Date.now())
+      for (const task of tasks) await task()
+      // last: a role that may not vacuum the log still purges it and the rest
       await changes.tidy()
     },
+    upkeep: (task) => void tasks.push(task),
+    own: (resource) => void owned.push(resource),
     startUpkeep: () => undefined,
     async close() {
+      for (const r of owned) r.close()
       await sql.close({ timeout: 2 })
     },
   }

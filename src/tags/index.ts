@@ -1,0 +1,11 @@
+import type { Caches } from '../cache/caches.ts'
+import { perBackend, type Store } from '../db/store.ts'
+import { postgresTags } from './postgres.ts'
+import { tagRoutes, tagsJson } from './routes.ts'
+import { sqliteTags } from './sqlite.ts'
+
+/** The tags in use (GET /api/tags). */
+export function tagsFeature({ store, caches }: { store: Store; caches: Caches }) {
+  const sql = perBackend(store.connection, { sqlite: (c) => sqliteTags(c.db), postgres: (c) => postgresTags(c.sql) })
+  return { routes: tagRoutes(tagsJson(sql, caches.versions)) }
+}
