@@ -210,7 +210,7 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       expect({ path, status: about.status, body: await about.json() }).toEqual({
         path,
         status: 200,
-        body: { name: 'conduit', version, api: '/api', docs: '/swagger', openapi: '/swagger/json', health: '/health' },
+        body: { name: 'conduit', version, realworld: '2.0.0', api: '/api', docs: '/swagger', openapi: '/swagger/json', health: '/health' },
       })
       const head = await get(path, '*/*', 'HEAD')
       expect({ path, status: head.status, length: (await head.arrayBuffer()).byteLength }).toEqual({ path, status: 200, length: 0 })
