@@ -1,8 +1,8 @@
 /**
  * The error model of the API contract: every error is
  * `{"errors": {"<key>": ["<message>"]}}` with one of a few statuses.
- * Handlers throw HttpError; app.ts turns it (and every framework error) into
- * that envelope, so nothing else ever reaches a client.
+ * Handlers throw HttpError; src/http/error-envelope.ts turns it (and every
+ * other error) into that envelope, so nothing else ever reaches a client.
  */
 
 export type ErrorMap = Record<string, string[]>
@@ -25,16 +25,3 @@ export const unprocessable = (errors: ErrorMap) => new HttpError(422, errors)
 export const conflict = (errors: ErrorMap) => new HttpError(409, errors)
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
-
-/** The 503 body and headers while the database cannot be reached (the client may retry shortly). */
-export const UNAVAILABLE: { errors: ErrorMap; headers: Record<string, string> } = {
-  errors: { database: ['is unavailable; try again shortly'] },
-  headers: { 'retry-after': '2' },
-}
-
-export function errorResponse(status: number, errors: ErrorMap, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ errors }), {
-    status,
-    headers: { 'content-type': JSON_CONTENT_TYPE, ...headers },
-  })
-}

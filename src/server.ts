@@ -4,9 +4,10 @@ import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { dbStats } from './db/stats.ts'
-import { errorResponse } from './errors.ts'
+import { HttpError } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { DOCS_PAGE } from './http/docs.ts'
+import { errorAnswer } from './http/error-envelope.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { serverOrigin } from './http/url.ts'
@@ -24,6 +25,8 @@ export interface Running {
 const MAINTENANCE_MS = 60_000
 /** (Bun's error handler is not given the request: its answer gets a new id) */
 const EMPTY = new Request('http://localhost/')
+/** The answer while the database is being opened and migrated. */
+const STARTING = new HttpError(503, { server: ['starting'] }, { 'retry-after': '1' })
 
 /**
  * Binds the configured address first (a taken port fails before anything
@@ -53,12 +56,10 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       idleTimeout: config.requestTimeoutSeconds,
       // a worker of `serve --workers N` shares the port with its siblings
       reusePort: worker !== undefined,
-      fetch: (request, server) =>
-        app ? app.respond(request, server) : errorResponse(503, { server: ['starting'] }, { ...earlyHeaders(request), 'retry-after': '1' }),
+      fetch: (request, server) => (app ? app.respond(request, server) : errorAnswer(STARTING, { headers: earlyHeaders(request) })),
       error(error) {
-        logger.error('server error', {}, error)
         // no request here: with an allow-list, the headers of an origin not on it (Vary: Origin)
-        return errorResponse(500, { server: ['internal error'] }, earlyHeaders(EMPTY))
+        return errorAnswer(error, { headers: earlyHeaders(EMPTY), logger })
       },
     })
   const early = worker === undefined ? listen() : undefined

@@ -5,10 +5,11 @@ import { text } from '../cache/pieces.ts'
 import type { Config } from '../config.ts'
 import type { ChangeFeed } from '../db/store.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
-import { errorResponse, JSON_CONTENT_TYPE, UNAVAILABLE } from '../errors.ts'
+import { JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { cors } from './cors.ts'
 import { answerRead, type FastMatch } from './dispatch.ts'
+import { errorAnswer } from './error-envelope.ts'
 import { type Exits, FRAMEWORK } from './exit.ts'
 import { securityHeaders } from './headers.ts'
 import { REQUEST_ID, type RequestIds } from './request-id.ts'
@@ -106,9 +107,8 @@ export function requestEntry(d: Deps) {
   }
   const unavailable = (request: Request, e: unknown, label: number, t0: number): Response => {
     if (!(e instanceof DatabaseUnavailable)) throw e
-    d.logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
-    const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), ...UNAVAILABLE.headers }
-    const response = errorResponse(503, UNAVAILABLE.errors, { ...headers, [REQUEST_ID]: d.requestIds(request) })
+    const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), [REQUEST_ID]: d.requestIds(request) }
+    const response = errorAnswer(e, { headers, logger: d.logger, request })
     return exit ? exit.done(request, response, label, t0) : response
   }
   // the framework sets the request id itself (app.ts), and its hooks note the route (exit.ts)

@@ -1,6 +1,6 @@
 import { ValidationError } from 'elysia'
 import { DatabaseUnavailable } from '../db/types.ts'
-import { errorResponse, HttpError, UNAVAILABLE } from '../errors.ts'
+import { type ErrorMap, HttpError, JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { pathOf } from './url.ts'
 import { validationErrors } from './validation.ts'
@@ -11,30 +11,50 @@ function paramResource(errors: { path: string }[]): string {
   return PARAM_RESOURCES[param] ?? 'route'
 }
 
-/**
- * Every error, ours or the framework's, as the contract's envelope
- * (`{"errors": {"<key>": ["<message>"]}}`): a 500 is logged with its cause
- * and says nothing more; the database being down is a 503 with Retry-After.
- */
-export function errorEnvelope(logger: Logger) {
-  return ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }): Response => {
-    const extra = set.headers as Record<string, string>
-    // errors thrown while parsing (413) arrive wrapped in Elysia's ParseError
-    const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
-    const http = error instanceof HttpError ? error : cause instanceof HttpError ? cause : undefined
-    if (http) return errorResponse(http.status, http.errors, { ...extra, ...http.headers })
-    if (error instanceof ValidationError) {
-      // a path segment that does not decode (`%zz`) names nothing that exists
-      if (error.type === 'params') return errorResponse(404, { [paramResource(error.all)]: ['not found'] }, extra)
-      return errorResponse(422, validationErrors(error.all, error.type === 'body'), extra)
-    }
-    if (code === 'NOT_FOUND') return errorResponse(404, { route: ['not found'] }, extra)
-    if (code === 'PARSE') return errorResponse(400, { body: ['is not valid JSON'] }, extra)
-    if (error instanceof DatabaseUnavailable) {
-      logger.warn('database unavailable', { method: request.method, path: pathOf(request.url) })
-      return errorResponse(503, UNAVAILABLE.errors, { ...extra, ...UNAVAILABLE.headers })
-    }
-    logger.error('unhandled error', { method: request.method, path: pathOf(request.url) }, error)
-    return errorResponse(500, { server: ['internal error'] }, extra)
+/** The answer while the database cannot be reached: the client may retry shortly. */
+const UNAVAILABLE = new HttpError(503, { database: ['is unavailable; try again shortly'] }, { 'retry-after': '2' })
+const INTERNAL = new HttpError(500, { server: ['internal error'] })
+
+/** What an error answers, ours or the framework's (`code`: Elysia's name for it). */
+function asHttpError(error: unknown, code: unknown): HttpError {
+  if (error instanceof HttpError) return error
+  // errors thrown while parsing (413) arrive wrapped in Elysia's ParseError
+  const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
+  if (cause instanceof HttpError) return cause
+  if (error instanceof ValidationError) {
+    // a path segment that does not decode (`%zz`) names nothing that exists
+    if (error.type === 'params') return new HttpError(404, { [paramResource(error.all)]: ['not found'] })
+    return new HttpError(422, validationErrors(error.all, error.type === 'body'))
   }
+  if (code === 'NOT_FOUND') return new HttpError(404, { route: ['not found'] })
+  if (code === 'PARSE') return new HttpError(400, { body: ['is not valid JSON'] })
+  if (error instanceof DatabaseUnavailable) return UNAVAILABLE
+  return INTERNAL
+}
+
+/**
+ * The one place an error becomes an answer, whichever part of the service met
+ * it (the routes, the request entry, the server before the app exists): the
+ * contract's envelope, `{"errors": {"<key>": ["<message>"]}}`, with its
+ * status and headers. A 500 is logged with its cause and says nothing more;
+ * the database being down is a 503 with Retry-After, logged as a warning.
+ */
+export function errorAnswer(
+  error: unknown,
+  o: { headers?: Record<string, string>; logger?: Logger; request?: Request; code?: unknown } = {},
+): Response {
+  const http = asHttpError(error, o.code)
+  const where = o.request ? { method: o.request.method, path: pathOf(o.request.url) } : {}
+  if (http === UNAVAILABLE) o.logger?.warn('database unavailable', where)
+  else if (http === INTERNAL) o.logger?.error('unhandled error', where, error)
+  return envelope(http.status, http.errors, { ...o.headers, ...http.headers })
+}
+
+const envelope = (status: number, errors: ErrorMap, headers: Record<string, string>) =>
+  new Response(JSON.stringify({ errors }), { status, headers: { 'content-type': JSON_CONTENT_TYPE, ...headers } })
+
+/** The framework's error hook: every error of a route, as errorAnswer answers it. */
+export function errorEnvelope(logger: Logger) {
+  return ({ code, error, set, request }: { code: unknown; error: unknown; set: { headers: unknown }; request: Request }): Response =>
+    errorAnswer(error, { headers: set.headers as Record<string, string>, logger, request, code })
 }
