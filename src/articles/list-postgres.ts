@@ -100,6 +100,6 @@ export function postgresLists(sql: SQL): ListStore {
       }
       return run(pgGeneric(present), [p.limit, p.offset, ...present.map((k) => filters[k])])
     },
-    feed: (viewer: number, p: Page) => run(PG_FEED, [viewer, p.limit, p.offset]),
+    feed: (viewerId: number, p: Page) => run(PG_FEED, [viewerId, p.limit, p.offset]),
   }
 }

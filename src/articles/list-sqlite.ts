@@ -164,11 +164,11 @@ export function sqliteLists(db: Database) {
    * - merge: the newest (offset + limit) of each followed author, merged
    *   here (one index walk per author: a little more per author).
    */
-  const planFeed = (viewer: number, page: Page): Planned => {
-    const followed = count(SINGLE.feed, { viewer })
+  const planFeed = (viewerId: number, page: Page): Planned => {
+    const followed = count(SINGLE.feed, { viewer: viewerId })
     if (followed === 0 || page.offset >= followed) return { run: () => ({ ids: [], total: followed }), cost: 0 }
     const n = page.offset + page.limit
-    const authors = followees.all({ viewer }).map((r) => r.id)
+    const authors = followees.all({ viewer: viewerId }).map((r) => r.id)
     const sortCost = followed
     const walkCost = (n * count(SINGLE.none, {})) / followed
     const mergeCost = authors.length * (n + MERGE_OVERHEAD_ROWS)
@@ -182,7 +182,7 @@ export function sqliteLists(db: Database) {
       }
     }
     const plan = { ids: walkCost < sortCost ? FEED_WALK : SINGLE.feed.ids, count: SINGLE.feed.count }
-    return { run: () => read(plan, { viewer }, page, followed), cost: Math.min(walkCost, sortCost) }
+    return { run: () => read(plan, { viewer: viewerId }, page, followed), cost: Math.min(walkCost, sortCost) }
   }
 
   return { planPage, planFeed }
@@ -204,9 +204,9 @@ export function sqliteListStore(
       const planned = lists.planPage(filters, page)
       return slowLane && planned.cost > INLINE_ROWS ? slowLane.page(filters, page) : planned.run()
     },
-    feed(viewer, page) {
-      const planned = lists.planFeed(viewer, page)
-      return slowLane && planned.cost > INLINE_ROWS ? slowLane.feed(viewer, page) : planned.run()
+    feed(viewerId, page) {
+      const planned = lists.planFeed(viewerId, page)
+      return slowLane && planned.cost > INLINE_ROWS ? slowLane.feed(viewerId, page) : planned.run()
     },
   }
 }

@@ -20,5 +20,5 @@ export interface PageIds {
 export interface ListStore {
   page(filters: ListFilters, page: Page): Awaitable<PageIds>
   /** Articles by the users `viewer` follows. */
-  feed(viewer: number, page: Page): Awaitable<PageIds>
+  feed(viewerId: number, page: Page): Awaitable<PageIds>
 }

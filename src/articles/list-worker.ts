@@ -9,7 +9,7 @@ import { sqliteLists } from './list-sqlite.ts'
 
 export type SlowRequest =
   | { id: number; kind: 'page'; filters: ListFilters; page: Page }
-  | { id: number; kind: 'feed'; viewer: number; page: Page }
+  | { id: number; kind: 'feed'; viewerId: number; page: Page }
 
 declare const self: Worker
 let lists: ReturnType<typeof sqliteLists> | undefined
@@ -25,7 +25,7 @@ self.onmessage = (e: MessageEvent) => {
     return
   }
   try {
-    const planned = m.kind === 'page' ? lists!.planPage(m.filters, m.page) : lists!.planFeed(m.viewer, m.page)
+    const planned = m.kind === 'page' ? lists!.planPage(m.filters, m.page) : lists!.planFeed(m.viewerId, m.page)
     postMessage({ id: m.id, result: planned.run() })
   } catch (err) {
     postMessage({ id: m.id, error: String(err) })

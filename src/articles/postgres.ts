@@ -112,12 +112,12 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
         : await tx`DELETE FROM favorites WHERE user_id = ${user} AND article_id = ${id}`
       return r.count > 0
     },
-    async written(id, viewer): Promise<WrittenArticle> {
+    async written(id, viewerId): Promise<WrittenArticle> {
       const [r] = await tx`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,
           a.favorites_count, u.username, u.bio, u.image,
           ARRAY(SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tags,
-          EXISTS (SELECT 1 FROM favorites WHERE user_id = ${viewer} AND article_id = a.id) AS favorited,
-          EXISTS (SELECT 1 FROM follows WHERE follower_id = ${viewer} AND followee_id = a.author_id) AS following
+          EXISTS (SELECT 1 FROM favorites WHERE user_id = ${viewerId} AND article_id = a.id) AS favorited,
+          EXISTS (SELECT 1 FROM follows WHERE follower_id = ${viewerId} AND followee_id = a.author_id) AS following
         FROM articles a ${tx.unsafe(WITH_AUTHOR)} WHERE a.id = ${id}`
       return { row: row(r), favorited: r.favorited, following: r.following }
     },

@@ -122,7 +122,7 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
    */
   function composePage(
     p: Built<PageIds>,
-    viewer: number,
+    viewerId: number,
     flags: ViewerFlags,
     favorited: ReadonlySet<number>,
     items: Parts<number, ArticleParts>,
@@ -131,7 +131,7 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
   ): Built<Body> | undefined {
     const { ids, total } = p.value
     const deps = p.deps.slice()
-    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
+    if (viewerId) deps.push(keys.viewer(viewerId), keys.favoritesOf(viewerId))
     const out: Pieces = [ARTICLES]
     let shown = 0
     for (let i = 0; i < ids.length; i++) {
@@ -152,25 +152,25 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
   }
 
   /** A page from cached parts alone, synchronously; undefined when any part is not cached. */
-  function compose(p: Built<PageIds>, viewer: number): Built<Body> | undefined {
-    const flags = profiles.cachedFlags(viewer)
+  function compose(p: Built<PageIds>, viewerId: number): Built<Body> | undefined {
+    const flags = profiles.cachedFlags(viewerId)
     if (flags === undefined || flags.favorites === null) return undefined
     // the caches themselves: no function made per page (this runs for most list requests)
-    return composePage(p, viewer, flags, flags.favorites, itemParts, profiles.authors, true)
+    return composePage(p, viewerId, flags, flags.favorites, itemParts, profiles.authors, true)
   }
 
   /** A page as the list JSON seen by `viewer` (0: anonymous), reading the parts the caches miss. */
-  async function render(p: Built<PageIds>, viewer: number): Promise<Built<Body>> {
-    const composed = compose(p, viewer)
+  async function render(p: Built<PageIds>, viewerId: number): Promise<Built<Body>> {
+    const composed = compose(p, viewerId)
     if (composed) return composed
     const { ids } = p.value
-    const [parts, flags] = await Promise.all([items(ids), profiles.flags(viewer)])
+    const [parts, flags] = await Promise.all([items(ids), profiles.flags(viewerId)])
     const present = ids.filter((id) => parts.has(id))
     const [heads, favorited] = await Promise.all([
       profiles.authorHeads(present.map((id) => parts.get(id)!.authorId)),
-      profiles.favoritedAmong(viewer, flags, present),
+      profiles.favoritedAmong(viewerId, flags, present),
     ])
-    return composePage(p, viewer, flags, favorited, parts, heads, false)!
+    return composePage(p, viewerId, flags, favorited, parts, heads, false)!
   }
 
   /** The article at `slug` as seen by `viewer`, or 404. */
@@ -185,30 +185,30 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
   }
 
   const listKey = (filters: ListFilters, p: Page) => `${filterKey(filters)}|${p.limit}|${p.offset}`
-  const feedKey = (viewer: number, p: Page) => `feed|${viewer}|${p.limit}|${p.offset}`
+  const feedKey = (viewerId: number, p: Page) => `feed|${viewerId}|${p.limit}|${p.offset}`
 
   /** The article JSON seen by `viewer`, from its parts: the one composition of an article. */
   function composeArticle(
     id: number,
     authorId: number,
-    viewer: number,
+    viewerId: number,
     parts: ArticleParts,
     head: string,
     flags: ViewerFlags,
     favorited: boolean,
   ) {
     const deps = [keys.article(id), keys.user(authorId)]
-    if (viewer) deps.push(keys.viewer(viewer), keys.favoritesOf(viewer))
+    if (viewerId) deps.push(keys.viewer(viewerId), keys.favoritesOf(viewerId))
     return { value: single(parts, head, favorited, flags.followees.has(authorId)), deps }
   }
 
   /** The article from cached parts alone, or undefined. */
-  function cachedArticle(id: number, authorId: number, viewer: number): Built<Body> | undefined {
+  function cachedArticle(id: number, authorId: number, viewerId: number): Built<Body> | undefined {
     const parts = articles.get(id)
     const head = profiles.authors.get(authorId)
-    const flags = profiles.cachedFlags(viewer)
+    const flags = profiles.cachedFlags(viewerId)
     if (parts === undefined || head === undefined || flags === undefined || flags.favorites === null) return undefined
-    return composeArticle(id, authorId, viewer, parts, head, flags, flags.favorites.has(id))
+    return composeArticle(id, authorId, viewerId, parts, head, flags, flags.favorites.has(id))
   }
 
   return {
@@ -217,49 +217,49 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
     cachedSlug: (slug: string) => slugs.get(slug),
 
     /** GET /api/articles from cached parts alone (synchronously), or undefined. */
-    cachedList(filters: ListFilters, p: Page, viewer: number): Built<Body> | undefined {
+    cachedList(filters: ListFilters, p: Page, viewerId: number): Built<Body> | undefined {
       if (inWindow(filters, p)) {
         const window = pages.getBuilt(WINDOW_KEY)
-        return window && compose(slice(window, p), viewer)
+        return window && compose(slice(window, p), viewerId)
       }
       const ids = pages.getBuilt(listKey(filters, p))
-      return ids && compose(ids, viewer)
+      return ids && compose(ids, viewerId)
     },
     /** GET /api/articles/feed from cached parts alone, or undefined. */
-    cachedFeed(p: Page, viewer: number): Built<Body> | undefined {
-      const ids = pages.getBuilt(feedKey(viewer, p))
-      return ids && compose(ids, viewer)
+    cachedFeed(p: Page, viewerId: number): Built<Body> | undefined {
+      const ids = pages.getBuilt(feedKey(viewerId, p))
+      return ids && compose(ids, viewerId)
     },
     /** GET /api/articles/:slug from cached parts alone, or undefined. */
-    cachedArticle(slug: string, viewer: number): Built<Body> | undefined {
+    cachedArticle(slug: string, viewerId: number): Built<Body> | undefined {
       const a = slugs.get(slug)
-      return a && cachedArticle(a.id, a.author_id, viewer)
+      return a && cachedArticle(a.id, a.author_id, viewerId)
     },
 
     /** GET /api/articles */
-    async list(filters: ListFilters, p: Page, viewer: number): Promise<Built<Body>> {
+    async list(filters: ListFilters, p: Page, viewerId: number): Promise<Built<Body>> {
       if (inWindow(filters, p)) {
-        return render(slice(await page(WINDOW_KEY, pageDeps(filters), () => lists.page(filters, WINDOW)), p), viewer)
+        return render(slice(await page(WINDOW_KEY, pageDeps(filters), () => lists.page(filters, WINDOW)), p), viewerId)
       }
-      return render(await page(listKey(filters, p), pageDeps(filters), () => lists.page(filters, p)), viewer)
+      return render(await page(listKey(filters, p), pageDeps(filters), () => lists.page(filters, p)), viewerId)
     },
 
     /** GET /api/articles/feed: its ids depend on the viewer's follows (not their favorites) and on new articles of whom they follow. */
-    async feed(p: Page, viewer: number): Promise<Built<Body>> {
+    async feed(p: Page, viewerId: number): Promise<Built<Body>> {
       // the page's deps come from the follows read now: the page is as old as they are (a follow
       // committed meanwhile bumps the viewer's key after this clock, so the page is not kept)
       const at = clock()
-      const flags = await profiles.flags(viewer)
-      const deps = [keys.anyList, keys.viewer(viewer)]
+      const flags = await profiles.flags(viewerId)
+      const deps = [keys.anyList, keys.viewer(viewerId)]
       if (flags.followees.size <= MAX_FEED_AUTHOR_KEYS) for (const id of flags.followees) deps.push(keys.articlesBy(id))
       else deps.push(keys.newest)
-      return render(await page(feedKey(viewer, p), deps, () => lists.feed(viewer, p), at), viewer)
+      return render(await page(feedKey(viewerId, p), deps, () => lists.feed(viewerId, p), at), viewerId)
     },
 
     /** GET /api/articles/:slug */
-    async article(slug: string, viewer: number): Promise<Built<Body>> {
+    async article(slug: string, viewerId: number): Promise<Built<Body>> {
       const { id, author_id } = await bySlug(slug)
-      const composed = cachedArticle(id, author_id, viewer)
+      const composed = cachedArticle(id, author_id, viewerId)
       if (composed) return composed
       let parts = articles.get(id)
       if (parts === undefined) {
@@ -270,11 +270,11 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
         articles.set(id, { value: parts, deps: [keys.article(id)] }, at)
         profiles.rememberAuthor({ id: row.author_id, username: row.username, bio: row.bio, image: row.image }, at)
       }
-      const [heads, flags] = await Promise.all([profiles.authorHeads([author_id]), profiles.flags(viewer)])
-      const favorited = await profiles.favoritedAmong(viewer, flags, [id])
+      const [heads, flags] = await Promise.all([profiles.authorHeads([author_id]), profiles.flags(viewerId)])
+      const favorited = await profiles.favoritedAmong(viewerId, flags, [id])
       const head = heads.get(author_id)
       if (head === undefined) throw notFound('article')
-      return composeArticle(id, author_id, viewer, parts, head, flags, favorited.has(id))
+      return composeArticle(id, author_id, viewerId, parts, head, flags, favorited.has(id))
     },
   }
 }

@@ -49,8 +49,8 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
         'different parameters combine with AND. Values are literal: a comma is part of the value.',
       tag,
       read: {
-        cached: ({ query }, viewer) => reads.cachedList(filtersOf(query), page(query), viewer),
-        build: ({ query }, viewer) => reads.list(filtersOf(query), page(query), viewer),
+        cached: ({ query }, viewerId) => reads.cachedList(filtersOf(query), page(query), viewerId),
+        build: ({ query }, viewerId) => reads.list(filtersOf(query), page(query), viewerId),
       },
     }),
     route({
@@ -63,8 +63,8 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       summary: 'Feed: articles by followed users',
       tag,
       read: {
-        cached: ({ query }, viewer) => reads.cachedFeed(page(query), viewer),
-        build: ({ query }, viewer) => reads.feed(page(query), viewer),
+        cached: ({ query }, viewerId) => reads.cachedFeed(page(query), viewerId),
+        build: ({ query }, viewerId) => reads.feed(page(query), viewerId),
       },
     }),
     route({
@@ -89,8 +89,8 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       summary: 'Get an article',
       tag,
       read: {
-        cached: ({ params }, viewer) => reads.cachedArticle(params.slug, viewer),
-        build: ({ params }, viewer) => reads.article(params.slug, viewer),
+        cached: ({ params }, viewerId) => reads.cachedArticle(params.slug, viewerId),
+        build: ({ params }, viewerId) => reads.article(params.slug, viewerId),
       },
     }),
     route({

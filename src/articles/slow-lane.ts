@@ -21,8 +21,8 @@ export class SlowLane {
     return this.send({ kind: 'page', filters, page })
   }
 
-  feed(viewer: number, page: Page): Promise<PageIds> {
-    return this.send({ kind: 'feed', viewer, page })
+  feed(viewerId: number, page: Page): Promise<PageIds> {
+    return this.send({ kind: 'feed', viewerId, page })
   }
 
   close(): void {

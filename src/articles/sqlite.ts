@@ -118,9 +118,9 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
       linkTags.run({ article, names })
     },
     setFavorite: (user, id, on) => (on ? favorite : unfavorite).run(user, id).changes > 0,
-    written(id, viewer) {
+    written(id, viewerId) {
       const r = row(full.get(id)!)
-      const f = flags.get({ viewer, id, author: r.author_id })!
+      const f = flags.get({ viewer: viewerId, id, author: r.author_id })!
       return { row: r, favorited: f.favorited === 1, following: f.following === 1 }
     },
   }

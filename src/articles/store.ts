@@ -95,5 +95,5 @@ export interface ArticleWriteSql {
   /** Whether a favorite row was really added (on) or removed (off). */
   setFavorite(user: number, id: number, on: boolean): Awaitable<boolean>
   /** The article as `viewer` sees it, read inside the write's transaction. */
-  written(id: number, viewer: number): Awaitable<WrittenArticle>
+  written(id: number, viewerId: number): Awaitable<WrittenArticle>
 }

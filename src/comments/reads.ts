@@ -41,14 +41,14 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
    */
   function composeList(
     id: number,
-    viewer: number,
+    viewerId: number,
     parts: readonly CommentPart[],
     heads: Parts<number, string>,
     flags: ViewerFlags,
     complete: boolean,
   ): Built<Body> | undefined {
     const deps = [keys.comments(id), keys.slugOf(id)]
-    if (viewer) deps.push(keys.viewer(viewer))
+    if (viewerId) deps.push(keys.viewer(viewerId))
     const out: Pieces = [COMMENTS]
     for (let i = 0; i < parts.length; i++) {
       const c = parts[i]!
@@ -65,23 +65,23 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
   }
 
   /** The comment list from cached parts alone, or undefined. */
-  function compose(id: number, viewer: number): Built<Body> | undefined {
+  function compose(id: number, viewerId: number): Built<Body> | undefined {
     const parts = comments.get(id)
-    const flags = profiles.cachedFlags(viewer)
+    const flags = profiles.cachedFlags(viewerId)
     if (parts === undefined || flags === undefined) return undefined
-    return composeList(id, viewer, parts, profiles.authors, flags, true)
+    return composeList(id, viewerId, parts, profiles.authors, flags, true)
   }
 
   return {
     /** GET /api/articles/:slug/comments from cached parts alone, or undefined. */
-    cachedList(slug: string, viewer: number): Built<Body> | undefined {
+    cachedList(slug: string, viewerId: number): Built<Body> | undefined {
       const a = articles.cachedSlug(slug)
-      return a && compose(a.id, viewer)
+      return a && compose(a.id, viewerId)
     },
 
-    async list(slug: string, viewer: number): Promise<Built<Body>> {
+    async list(slug: string, viewerId: number): Promise<Built<Body>> {
       const { id } = await articles.bySlug(slug)
-      const composed = compose(id, viewer)
+      const composed = compose(id, viewerId)
       if (composed) return composed
       let parts = comments.get(id)
       if (parts === undefined) {
@@ -92,8 +92,8 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
         // the comments themselves: not the article's own text or count (a favorite), which the answer depends on (its slug)
         comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
       }
-      const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewer)])
-      return composeList(id, viewer, parts, heads, flags, false)!
+      const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewerId)])
+      return composeList(id, viewerId, parts, heads, flags, false)!
     },
   }
 }

@@ -26,8 +26,8 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
       summary: "An article's comments",
       tag,
       read: {
-        cached: ({ params }, viewer) => reads.cachedList(params.slug, viewer),
-        build: ({ params }, viewer) => reads.list(params.slug, viewer),
+        cached: ({ params }, viewerId) => reads.cachedList(params.slug, viewerId),
+        build: ({ params }, viewerId) => reads.list(params.slug, viewerId),
       },
     }),
     route({

@@ -21,7 +21,7 @@ export interface CommentReadSql {
 /** The writes of comments, decided once in writes.ts. */
 export interface CommentWrites {
   /** 404 for an unknown article; returns the new comment. */
-  add(viewer: number, slug: string, body: string): Awaitable<CommentRow>
+  add(viewerId: number, slug: string, body: string): Awaitable<CommentRow>
   /**
    * 404 for an unknown article or a comment of another article; 403 unless
    * the actor is the comment's author, the article's author or ADMIN.

@@ -31,9 +31,9 @@ function* removeFound(sql: CommentWriteSql, changed: Changed, actor: Actor, id: 
   changed([keys.comments(c.article.id)])
 }
 
-function* add(sql: CommentWriteSql, changed: Changed, viewer: number, slug: string, body: string): Steps<CommentRow> {
+function* add(sql: CommentWriteSql, changed: Changed, viewerId: number, slug: string, body: string): Steps<CommentRow> {
   const a = yield* article(sql, slug)
-  const comment = yield* wait(sql.insert(a.id, viewer, body, Date.now()))
+  const comment = yield* wait(sql.insert(a.id, viewerId, body, Date.now()))
   changed([keys.comments(a.id)])
   return comment
 }
@@ -54,7 +54,7 @@ function* removeById(sql: CommentWriteSql, changed: Changed, actor: Actor, id: n
 /** The writes of comments on either backend: every decision above, the SQL in `writes`' primitives. */
 export function commentWrites(writes: Writes<CommentWriteSql>): CommentWrites {
   return {
-    add: (viewer, slug, body) => writes.transaction((sql, changed) => add(sql, changed, viewer, slug, body)),
+    add: (viewerId, slug, body) => writes.transaction((sql, changed) => add(sql, changed, viewerId, slug, body)),
     delete: (actor, slug, id) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug, id)),
     deleteById: (actor, id) => writes.transaction((sql, changed) => removeById(sql, changed, actor, id)),
   }

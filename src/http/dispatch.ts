@@ -62,13 +62,13 @@ type ReadInput = Parameters<Read<unknown, unknown>['cached']>[0]
  * the first 15 s of the mixed traffic, 600 ms of JIT in all, about 13 % of
  * the server's CPU in bench/ab.ts's window (docs/PERFORMANCE.md).
  */
-export function answerRead(read: Read<unknown, unknown>, input: ReadInput, viewer: number): Built<Body> | Promise<Built<Body>> {
-  return (Reflect.apply(read.cached, read, [input, viewer]) as Built<Body> | undefined) ?? buildRead(read, input, viewer)
+export function answerRead(read: Read<unknown, unknown>, input: ReadInput, viewerId: number): Built<Body> | Promise<Built<Body>> {
+  return (Reflect.apply(read.cached, read, [input, viewerId]) as Built<Body> | undefined) ?? buildRead(read, input, viewerId)
 }
 
 /** A declared read built by reading (the framework's path, and answerRead's when the caches fall short; see answerRead for why through Reflect.apply). */
-const buildRead = (read: Read<unknown, unknown>, input: ReadInput, viewer: number): Promise<Built<Body>> =>
-  Reflect.apply(read.build, read, [input, viewer])
+const buildRead = (read: Read<unknown, unknown>, input: ReadInput, viewerId: number): Promise<Built<Body>> =>
+  Reflect.apply(read.build, read, [input, viewerId])
 
 /** A handler's reply as the response the app sends (its hooks' headers included). */
 export function toResponse(r: Reply, set: { headers: unknown; status?: unknown }): Response {

@@ -69,25 +69,25 @@ export function requestEntry(d: Deps) {
     return composed(request, key, viewer, t0)
   }
   /** A plain GET whose body is not kept: the declared read's own answer, composed from cached parts or read (see cachedAnswer). */
-  const composed = (request: Request, key: string, viewer: number, t0: number): Response | Promise<Response> | undefined => {
+  const composed = (request: Request, key: string, viewerId: number, t0: number): Response | Promise<Response> | undefined => {
     const q = key.indexOf('?')
     const m = d.match(q < 0 ? key : key.slice(0, q))
     if (m === undefined) return undefined
     const { route, readQuery } = m.compiled
-    if (route.auth === 'required' && viewer === 0) return undefined
+    if (route.auth === 'required' && viewerId === 0) return undefined
     // a route that looks at no token answers everyone as it answers the anonymous
-    if (route.auth === 'none') viewer = 0
+    if (route.auth === 'none') viewerId = 0
     const query = readQuery(q < 0 ? '' : key.slice(q + 1))
     if (!query.ok) return undefined
     const input = { params: m.params, query: query.value }
     const at = d.caches.versions.clock
-    const built = answerRead(route.read!, input, viewer)
+    const built = answerRead(route.read!, input, viewerId)
     const keep = query.known
     const label = m.compiled.label
     if (!(built instanceof Promise))
-      return ok(request, keep ? d.responses.keep(viewer, key, built, at, label) : text(built.value), label, t0)
+      return ok(request, keep ? d.responses.keep(viewerId, key, built, at, label) : text(built.value), label, t0)
     return built.then(
-      (b) => ok(request, keep ? d.responses.keep(viewer, key, b, at, label) : text(b.value), label, t0),
+      (b) => ok(request, keep ? d.responses.keep(viewerId, key, b, at, label) : text(b.value), label, t0),
       (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
     )
   }

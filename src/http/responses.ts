@@ -59,7 +59,7 @@ export class ResponseCache {
     viewer: { id: number } | null,
     url: string,
     keep: boolean,
-    build: (viewer: number) => Promise<Built<Body>>,
+    build: (viewerId: number) => Promise<Built<Body>>,
     route = 0,
   ): Promise<Uint8Array | string> {
     const id = viewer?.id ?? 0
@@ -80,12 +80,12 @@ export class ResponseCache {
    * use at once (see SlabCache.get). On a hit, `route` is the route label it
    * was kept with.
    */
-  peek(viewer: number, key: string): Uint8Array | undefined {
+  peek(viewerId: number, key: string): Uint8Array | undefined {
     const { responses, viewerResponses } = this.caches
-    if (viewer === 0) return this.found(responses, responses.get(key))
-    const own = viewerResponses.get(`${viewer} ${key}`)
+    if (viewerId === 0) return this.found(responses, responses.get(key))
+    const own = viewerResponses.get(`${viewerId} ${key}`)
     if (own !== undefined || this.isOwn(key)) return this.found(viewerResponses, own)
-    const flags = this.caches.viewers.get(viewer)
+    const flags = this.caches.viewers.get(viewerId)
     return (
       flags &&
       this.found(
@@ -106,22 +106,22 @@ export class ResponseCache {
    * the bytes kept (a view of a slab, to use at once), or the text when it
    * was not kept.
    */
-  keep(viewer: number, key: string, built: Built<Body>, at: number, route: number): Uint8Array | string {
-    return this.store(viewer, key, built, at, route) ?? text(built.value)
+  keep(viewerId: number, key: string, built: Built<Body>, at: number, route: number): Uint8Array | string {
+    return this.store(viewerId, key, built, at, route) ?? text(built.value)
   }
 
   /**
    * Keeps a body built from a read that started at `at`: as the anonymous one
    * when the viewer's flags show nowhere in it. Returns the bytes kept.
    */
-  private store(viewer: number, key: string, built: Built<Body>, at: number, route: number): Uint8Array | undefined {
-    if (viewer === 0) return this.caches.responses.set(key, built.value, built.deps, at, route)
+  private store(viewerId: number, key: string, built: Built<Body>, at: number, route: number): Uint8Array | undefined {
+    if (viewerId === 0) return this.caches.responses.set(key, built.value, built.deps, at, route)
     if (!this.isOwn(key)) {
-      const flags = this.caches.viewers.get(viewer)
+      const flags = this.caches.viewers.get(viewerId)
       // valid with the viewer's relations: their flags now are the ones it was built with
       if (flags && this.caches.versions.valid(at, built.deps) && showsNone(built.deps, flags)) {
-        const follows = keys.viewer(viewer)
-        const favorites = keys.favoritesOf(viewer)
+        const follows = keys.viewer(viewerId)
+        const favorites = keys.favoritesOf(viewerId)
         return this.caches.responses.set(
           key,
           built.value,
@@ -131,7 +131,7 @@ export class ResponseCache {
         )
       }
     }
-    return this.caches.viewerResponses.set(`${viewer} ${key}`, built.value, built.deps, at, route)
+    return this.caches.viewerResponses.set(`${viewerId} ${key}`, built.value, built.deps, at, route)
   }
 }
 

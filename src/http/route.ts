@@ -45,8 +45,8 @@ type ViewerOf<A extends Auth> = A extends 'required' ? Viewer : A extends 'optio
  * has one composition whichever path answers.
  */
 export interface Read<P, Q> {
-  cached(input: { params: P; query: Q }, viewer: number): Built<Body> | undefined
-  build(input: { params: P; query: Q }, viewer: number): Promise<Built<Body>>
+  cached(input: { params: P; query: Q }, viewerId: number): Built<Body> | undefined
+  build(input: { params: P; query: Q }, viewerId: number): Promise<Built<Body>>
 }
 
 export interface RouteSpec<A extends Auth, PS extends TObject | undefined, QS extends TObject | undefined, BS extends TObject | undefined> {

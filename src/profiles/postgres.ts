@@ -21,14 +21,14 @@ export function postgresProfileReads(sql: SQL): ProfileReadSql {
         return (row as AuthorRow | undefined) ?? null
       }),
     authors: (ids) => (ids.length ? read(async () => [...(await sql.unsafe(PG_PROFILE_READS.authors, [[...ids]]))] as AuthorRow[]) : []),
-    relations: (viewer, maxFavorites) =>
+    relations: (viewerId, maxFavorites) =>
       read(async () => {
-        const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewer, maxFavorites])
+        const [row] = await sql.unsafe(PG_PROFILE_READS.relations, [viewerId, maxFavorites])
         return { followees: intArray(row.followees), favorites: intArray(row.favorites) }
       }),
-    favoritedAmong: (viewer, ids) =>
+    favoritedAmong: (viewerId, ids) =>
       read(async () => {
-        const rows = await sql.unsafe(PG_PROFILE_READS.favoritedAmong, [viewer, [...ids]])
+        const rows = await sql.unsafe(PG_PROFILE_READS.favoritedAmong, [viewerId, [...ids]])
         return [...rows].map((r: { id: number }) => r.id)
       }),
   }

@@ -50,27 +50,27 @@ export function profileReads(sql: ProfileReadSql, caches: Caches) {
   }
 
   /** The viewer's flags if cached (anonymous: none), without reading. */
-  const cachedFlags = (viewer: number): ViewerFlags | undefined => (viewer === 0 ? NO_FLAGS : caches.viewers.get(viewer))
+  const cachedFlags = (viewerId: number): ViewerFlags | undefined => (viewerId === 0 ? NO_FLAGS : caches.viewers.get(viewerId))
 
   /** Whom `viewer` follows and what they favorited (0: anonymous, no flags). */
-  async function flags(viewer: number): Promise<ViewerFlags> {
-    if (viewer === 0) return NO_FLAGS
-    const cached = caches.viewers.get(viewer)
+  async function flags(viewerId: number): Promise<ViewerFlags> {
+    if (viewerId === 0) return NO_FLAGS
+    const cached = caches.viewers.get(viewerId)
     if (cached) return cached
     const at = clock()
-    const r = await sql.relations(viewer, MAX_LOADED_FAVORITES + 1)
+    const r = await sql.relations(viewerId, MAX_LOADED_FAVORITES + 1)
     // more favorites than are loaded at once: unknown here, each page asks (favoritedAmong)
     const favorites = r.favorites.length > MAX_LOADED_FAVORITES ? null : new Set(r.favorites)
     const value: ViewerFlags = { followees: new Set(r.followees), favorites }
-    caches.viewers.set(viewer, { value, deps: [keys.viewer(viewer), keys.favoritesOf(viewer)] }, at)
+    caches.viewers.set(viewerId, { value, deps: [keys.viewer(viewerId), keys.favoritesOf(viewerId)] }, at)
     return value
   }
 
   /** Which of `ids` the viewer favorited. */
-  async function favoritedAmong(viewer: number, f: ViewerFlags, ids: readonly number[]): Promise<ReadonlySet<number>> {
-    if (viewer === 0) return NONE
+  async function favoritedAmong(viewerId: number, f: ViewerFlags, ids: readonly number[]): Promise<ReadonlySet<number>> {
+    if (viewerId === 0) return NONE
     if (f.favorites) return f.favorites
-    return new Set(await sql.favoritedAmong(viewer, ids))
+    return new Set(await sql.favoritedAmong(viewerId, ids))
   }
 
   /** A user by name (any ASCII case, any Unicode spelling of the same NFKC form), or 404. */
@@ -86,16 +86,16 @@ export function profileReads(sql: ProfileReadSql, caches: Caches) {
   }
 
   /** A profile as seen by `viewer`: the one composition, from cached parts or read ones. */
-  function composeProfile(u: AuthorRow, viewer: number, f: ViewerFlags): Built<string> {
-    const deps = viewer ? [keys.user(u.id), keys.viewer(viewer)] : [keys.user(u.id)]
+  function composeProfile(u: AuthorRow, viewerId: number, f: ViewerFlags): Built<string> {
+    const deps = viewerId ? [keys.user(u.id), keys.viewer(viewerId)] : [keys.user(u.id)]
     return { value: `{"profile":${profileJson(profileHead(u), f.followees.has(u.id))}}`, deps }
   }
 
   /** The profile JSON from cached parts alone, or undefined. */
-  function cachedProfile(username: string, viewer: number): Built<string> | undefined {
+  function cachedProfile(username: string, viewerId: number): Built<string> | undefined {
     const u = profiles.get(usernameKey(username))
-    const f = cachedFlags(viewer)
-    return u === undefined || f === undefined ? undefined : composeProfile(u, viewer, f)
+    const f = cachedFlags(viewerId)
+    return u === undefined || f === undefined ? undefined : composeProfile(u, viewerId, f)
   }
 
   return {
@@ -109,11 +109,11 @@ export function profileReads(sql: ProfileReadSql, caches: Caches) {
     favoritedAmong,
     byName,
     /** GET /api/profiles/:username as JSON. */
-    async profile(username: string, viewer: number): Promise<Built<string>> {
-      const composed = cachedProfile(username, viewer)
+    async profile(username: string, viewerId: number): Promise<Built<string>> {
+      const composed = cachedProfile(username, viewerId)
       if (composed) return composed
       const u = await byName(username)
-      return composeProfile(u, viewer, await flags(viewer))
+      return composeProfile(u, viewerId, await flags(viewerId))
     },
   }
 }

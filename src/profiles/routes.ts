@@ -41,8 +41,8 @@ export function profileRoutes({ writes, reads }: Deps): Route[] {
       summary: 'Get a profile',
       tag,
       read: {
-        cached: ({ params }, viewer) => reads.cachedProfile(params.username, viewer),
-        build: ({ params }, viewer) => reads.profile(params.username, viewer),
+        cached: ({ params }, viewerId) => reads.cachedProfile(params.username, viewerId),
+        build: ({ params }, viewerId) => reads.profile(params.username, viewerId),
       },
     }),
     following(true, 'Follow a user'),

@@ -20,11 +20,11 @@ export function sqliteProfileReads(db: Database): ProfileReadSql {
   return {
     byName: (key) => byName.get(key),
     authors: (ids) => (ids.length ? authors.all(JSON.stringify(ids)) : []),
-    relations: (viewer, maxFavorites): Relations => ({
-      followees: followees.all(viewer).map((r) => r.id),
-      favorites: favorites.all(viewer, maxFavorites).map((r) => r.id),
+    relations: (viewerId, maxFavorites): Relations => ({
+      followees: followees.all(viewerId).map((r) => r.id),
+      favorites: favorites.all(viewerId, maxFavorites).map((r) => r.id),
     }),
-    favoritedAmong: (viewer, ids) => favoritedAmong.all(viewer, JSON.stringify(ids)).map((r) => r.id),
+    favoritedAmong: (viewerId, ids) => favoritedAmong.all(viewerId, JSON.stringify(ids)).map((r) => r.id),
   }
 }
 

@@ -21,9 +21,9 @@ export interface ProfileReadSql {
   byName(usernameKey: string): Awaitable<AuthorRow | null>
   authors(ids: readonly number[]): Awaitable<AuthorRow[]>
   /** Whom the viewer follows, and at most `maxFavorites` of the articles they favorited. */
-  relations(viewer: number, maxFavorites: number): Awaitable<Relations>
+  relations(viewerId: number, maxFavorites: number): Awaitable<Relations>
   /** Which of `ids` the viewer favorited (for viewers with very many favorites). */
-  favoritedAmong(viewer: number, ids: readonly number[]): Awaitable<number[]>
+  favoritedAmong(viewerId: number, ids: readonly number[]): Awaitable<number[]>
 }
 
 /** The write of profiles, decided once in writes.ts. */
