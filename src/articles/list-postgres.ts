@@ -81,7 +81,8 @@ export function pgFeedChoice(inputs: FeedInputsSql, plans: Record<FeedChoice, st
 
 /**
  * The feed in ONE statement: the counts first (counters), then the plan the
- * cost model (list-cost.ts) chooses from them; only the chosen branch runs.
+ * cost model (list-cost.ts) chooses from them; only the chosen branch runs
+ * (its articles are aliased by the plan's name, for EXPLAIN).
  * $1 viewer, $2 limit, $3 offset.
  */
 export const PG_FEED = `WITH s AS (SELECT
@@ -100,12 +101,12 @@ export const PG_FEED = `WITH s AS (SELECT
     {
       none: "'{}'::int[]",
       merge: `ARRAY(SELECT x.id FROM follows f
-             CROSS JOIN LATERAL (SELECT id FROM articles WHERE author_id = f.followee_id ORDER BY id DESC LIMIT $2::int + $3::bigint) x
+             CROSS JOIN LATERAL (SELECT id FROM articles merged WHERE author_id = f.followee_id ORDER BY id DESC LIMIT $2::int + $3::bigint) x
              WHERE f.follower_id = $1 ORDER BY x.id DESC LIMIT $2 OFFSET $3)`,
-      walk: `ARRAY(SELECT a.id FROM articles a
-             WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = a.author_id)
-             ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3)`,
-      sort: `ARRAY(SELECT id FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1)
+      walk: `ARRAY(SELECT walked.id FROM articles walked
+             WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = walked.author_id)
+             ORDER BY walked.created_at DESC, walked.id DESC LIMIT $2 OFFSET $3)`,
+      sort: `ARRAY(SELECT id FROM articles sorted WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1)
              ORDER BY id DESC LIMIT $2 OFFSET $3)`,
     },
   )} AS ids FROM s`
