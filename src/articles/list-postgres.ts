@@ -1,5 +1,6 @@
 import type { SQL } from 'bun'
 import { intArray, read } from '../db/postgres/client.ts'
+import { type FeedChoice, feedChoice, type Ops } from './list-cost.ts'
 import type { ListFilters, ListStore, Page, PageIds } from './list-store.ts'
 
 /**
@@ -53,35 +54,62 @@ export function pgGeneric(present: (keyof ListFilters)[]): string {
       ARRAY(SELECT a.id FROM articles a WHERE ${where} ORDER BY a.id DESC LIMIT $1 OFFSET $2) AS ids`
 }
 
+/** The cost model (list-cost.ts) as SQL: in float8, so it computes what it does on JavaScript's numbers. */
+const SQL_OPS: Ops<string, string, string> = {
+  num: (n) => `${n}::float8`,
+  add: (a, b) => `(${a} + ${b})`,
+  mul: (a, b) => `(${a} * ${b})`,
+  div: (a, b) => `(${a} / ${b})`,
+  lt: (a, b) => `${a} < ${b}`,
+  ge: (a, b) => `${a} >= ${b}`,
+  and: (a, b) => `(${a} AND ${b})`,
+  when: (c, then, otherwise) => `CASE WHEN ${c} THEN ${then} ELSE ${otherwise} END`,
+}
+
+/** The model's inputs as SQL expressions, each a float8. */
+export interface FeedInputsSql {
+  followed: string
+  authors: string
+  articles: string
+  offset: string
+  limit: string
+}
+/** The choice of the cost model as one SQL expression: `plans` is what each choice gives. */
+export function pgFeedChoice(inputs: FeedInputsSql, plans: Record<FeedChoice, string>): string {
+  return feedChoice(SQL_OPS, plans, inputs.followed, inputs.authors, inputs.articles, inputs)
+}
+
 /**
- * The feed in ONE statement: the numbers first (counters), then the plan
- * they make cheapest, costed in rows read as on SQLite (see list-sqlite.ts):
- * - sort: all the followed authors' articles (`followed` rows);
- * - walk: every article newest first keeping the followed authors', about
- *   (offset + limit) * all / followed rows;
- * - merge: each followed author's newest (offset + limit), merged: a little
- *   more per author.
- * Only the chosen branch of the CASE runs.
+ * The feed in ONE statement: the counts first (counters), then the plan the
+ * cost model (list-cost.ts) chooses from them; only the chosen branch runs
+ * (its articles are aliased by the plan's name, for EXPLAIN).
  * $1 viewer, $2 limit, $3 offset.
  */
 export const PG_FEED = `WITH s AS (SELECT
     (SELECT coalesce(sum(u.articles_count), 0)::int FROM follows f
        CROSS JOIN LATERAL (SELECT articles_count FROM users WHERE id = f.followee_id OFFSET 0) u WHERE f.follower_id = $1) AS followed,
     (SELECT count(*)::int FROM follows WHERE follower_id = $1) AS authors,
-    (SELECT value FROM counters WHERE name = 'articles') AS everything)
-  SELECT s.followed AS total, CASE
-    WHEN s.followed = 0 OR $3::bigint >= s.followed THEN '{}'::int[]
-    WHEN s.authors * ($2::int + $3::bigint + 10) < s.followed AND s.authors * ($2::int + $3::bigint + 10) < ($2::int + $3::bigint)::float8 * s.everything / s.followed
-      THEN ARRAY(SELECT x.id FROM follows f
-             CROSS JOIN LATERAL (SELECT id FROM articles WHERE author_id = f.followee_id ORDER BY id DESC LIMIT $2::int + $3::bigint) x
-             WHERE f.follower_id = $1 ORDER BY x.id DESC LIMIT $2 OFFSET $3)
-    WHEN ($2::int + $3::bigint)::float8 * s.everything / s.followed < s.followed
-      THEN ARRAY(SELECT a.id FROM articles a
-             WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = a.author_id)
-             ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3)
-    ELSE ARRAY(SELECT id FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1)
-             ORDER BY id DESC LIMIT $2 OFFSET $3)
-  END AS ids FROM s`
+    (SELECT value FROM counters WHERE name = 'articles') AS articles)
+  SELECT s.followed AS total, ${pgFeedChoice(
+    {
+      followed: 's.followed::float8',
+      authors: 's.authors::float8',
+      articles: 's.articles::float8',
+      offset: '$3::bigint::float8',
+      limit: '$2::int::float8',
+    },
+    {
+      none: "'{}'::int[]",
+      merge: `ARRAY(SELECT x.id FROM follows f
+             CROSS JOIN LATERAL (SELECT id FROM articles merged WHERE author_id = f.followee_id ORDER BY id DESC LIMIT $2::int + $3::bigint) x
+             WHERE f.follower_id = $1 ORDER BY x.id DESC LIMIT $2 OFFSET $3)`,
+      walk: `ARRAY(SELECT walked.id FROM articles walked
+             WHERE EXISTS (SELECT 1 FROM follows WHERE follower_id = $1 AND followee_id = walked.author_id)
+             ORDER BY walked.created_at DESC, walked.id DESC LIMIT $2 OFFSET $3)`,
+      sort: `ARRAY(SELECT id FROM articles sorted WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1)
+             ORDER BY id DESC LIMIT $2 OFFSET $3)`,
+    },
+  )} AS ids FROM s`
 
 export function postgresLists(sql: SQL): ListStore {
   const run = (text: string, params: unknown[]) =>

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'bun:sqlite'
+import { cheapestFeedPlan, FEED_CHOICES, feedCost, feedPastEnd, NUMBERS } from './list-cost.ts'
 import type { ListFilters, ListStore, Page, PageIds } from './list-store.ts'
 
 type Params = Record<string, string | number>
@@ -50,8 +51,6 @@ export const FEED_WALK = `SELECT a.id FROM articles a
 
 /** The feed's third way: each followed author's newest, merged in code. */
 export const FEED_NEWEST_OF_AUTHOR = 'SELECT id FROM articles WHERE author_id = :author ORDER BY id DESC LIMIT :n'
-/** A statement per author costs about as much as reading this many more rows. */
-const MERGE_OVERHEAD_ROWS = 10
 
 /**
  * Several values of ONE filter (ANY): the link rows of every value, each
@@ -155,34 +154,27 @@ export function sqliteLists(db: Database) {
     return { run: () => read(genericPlan(present), params, page), cost: Number.POSITIVE_INFINITY }
   }
 
-  /**
-   * Three ways to a feed page, costed in rows read before running (the
-   * numbers are counters or a primary-key walk):
-   * - sort: all the followed authors' articles (`followed` rows);
-   * - walk: all articles newest first, keeping the followed authors', about
-   *   (offset + limit) * all / followed rows;
-   * - merge: the newest (offset + limit) of each followed author, merged
-   *   here (one index walk per author: a little more per author).
-   */
+  /** The feed's plan, chosen by the cost model (list-cost.ts) from counters read first. */
   const planFeed = (viewerId: number, page: Page): Planned => {
     const followed = count(SINGLE.feed, { viewer: viewerId })
-    if (followed === 0 || page.offset >= followed) return { run: () => ({ ids: [], total: followed }), cost: 0 }
+    // past the end the other counts are not needed
+    if (feedPastEnd(NUMBERS, followed, page)) return { run: () => ({ ids: [], total: followed }), cost: 0 }
     const n = page.offset + page.limit
     const authors = followees.all({ viewer: viewerId }).map((r) => r.id)
-    const sortCost = followed
-    const walkCost = (n * count(SINGLE.none, {})) / followed
-    const mergeCost = authors.length * (n + MERGE_OVERHEAD_ROWS)
-    if (mergeCost < sortCost && mergeCost < walkCost) {
+    const articles = count(SINGLE.none, {})
+    const plan = cheapestFeedPlan(NUMBERS, FEED_CHOICES, followed, authors.length, articles, page)
+    const cost = feedCost(NUMBERS, plan, followed, authors.length, articles, page)
+    if (plan === 'merge') {
       return {
         run: db.transaction(() => {
           const newest = authors.flatMap((author) => newestOf.all({ author, n }).map((r) => r.id))
           return { ids: newest.sort((x, y) => y - x).slice(page.offset, n), total: followed }
         }),
-        cost: mergeCost,
+        cost,
       }
     }
-    const plan = { ids: walkCost < sortCost ? FEED_WALK : SINGLE.feed.ids, count: SINGLE.feed.count }
-    return { run: () => read(plan, { viewer: viewerId }, page, followed), cost: Math.min(walkCost, sortCost) }
+    const statements = { ids: plan === 'walk' ? FEED_WALK : SINGLE.feed.ids, count: SINGLE.feed.count }
+    return { run: () => read(statements, { viewer: viewerId }, page, followed), cost }
   }
 
   return { planPage, planFeed }
