@@ -14,10 +14,9 @@ const AUTHOR_BY_SUBQUERY = ['username', 'bio', 'image'].map((c) => `(SELECT ${c}
 /** The reads of list items, whole articles and slugs. */
 export const SQLITE_ARTICLE_READS = {
   items: `SELECT ${articleColumns(false)} FROM json_each(?) p JOIN articles a ON a.id = p.value JOIN users u ON u.id = a.author_id`,
-  // One article: its author's columns by scalar subqueries, not a join. SQLite spends several
-  // microseconds more per execution on a statement that joins a second table than on the same
-  // lookups as subqueries, most of this read's time (docs/PERFORMANCE.md). A page of items
-  // (20 rows) keeps the join: there the subqueries' per-row lookups cost more.
+  // One article: its author's columns by scalar subqueries, not a join, which costs SQLite more
+  // per execution than the same lookups for one row. A page of items keeps the join: there the
+  // subqueries' per-row lookups cost more.
   full: `SELECT ${articleColumns(true).replace('u.username, u.bio, u.image', AUTHOR_BY_SUBQUERY)} FROM articles a WHERE a.id = ?`,
   bySlug: 'SELECT id, author_id FROM articles WHERE slug = ?',
 } as const

@@ -17,13 +17,10 @@ interface Entry<V> {
 }
 
 /**
- * A string in one piece, holding nothing but its characters. JavaScriptCore
- * builds `a${b}c` as a rope that keeps every piece alive, and a rope it has
- * resolved (by reading a character) STILL keeps its pieces: cached article
- * heads would hold twenty strings each, most of the heap's objects, which
- * every full collection marks (docs/PERFORMANCE.md). Joining an array
- * builds a new flat string and lets the rope and its pieces go;
- * test/unit/flat.test.ts checks both.
+ * A string in one piece. JavaScriptCore keeps the pieces of a rope
+ * (`a${b}c`) alive even once it has resolved it, so a cached value would hold
+ * many small strings for every collection to mark; joining an array makes a
+ * flat copy and lets the pieces go (test/unit/flat.test.ts checks both).
  */
 export function flat<T extends string>(s: T): T {
   return [s, ''].join('') as T
@@ -42,8 +39,8 @@ export const sizeOf = (v: unknown): number => (typeof v === 'string' ? v.length 
  * The order is a queue of its own (keys with the `seq` they were queued
  * under), never the Map's: a Map keeps what was deleted from it as holes
  * until it grows again, and its iterator walks them from the start, so taking
- * the oldest entry through `entries().next()`, as each eviction would, costs
- * several microseconds in a full cache (docs/PERFORMANCE.md). A move queues
+ * the oldest entry through `entries().next()`, as each eviction would, grows
+ * slower as the holes pile up. A move queues
  * the key again; a record whose entry has moved, been replaced or dropped
  * since is stale and skipped, and the queue is compacted once stale records
  * outnumber live ones.

@@ -2,9 +2,8 @@
  * A JSON body as the pieces it is made of: strings (cached parts, fixed
  * fragments) and integers (counts). SlabCache.set writes the pieces straight
  * into its bytes, so composing a list page leaves no string behind. Built as
- * one string, each page would leave its ropes and their flattened copy
- * (10-40 KB a list page) for the collector, and be measured, flattened and
- * encoded in three passes (docs/PERFORMANCE.md has the figures).
+ * one string, each page would leave its ropes and their flattened copy for
+ * the collector, and be measured, flattened and encoded in three passes.
  */
 export type Pieces = (string | number)[]
 

@@ -14,7 +14,8 @@ import type { Awaitable } from './types.ts'
  * changed, author, a)`. A `function*` expression evaluated per write is a new
  * function each time, whose generator objects take shapes of their own, and
  * the optimizing JIT then throws the steps' compiled code away and compiles it
- * again, write after write (docs/PERFORMANCE.md).
+ * again, write after write. scripts/layers.ts checks that every function* is
+ * declared at module level.
  */
 export type Steps<T> = Generator<unknown, T, unknown>
 

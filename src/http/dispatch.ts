@@ -51,16 +51,12 @@ const searchOfRequest = (request: Request) => searchOf(request.url)
 type ReadInput = Parameters<Read<unknown, unknown>['cached']>[0]
 
 /**
- * A declared read's answer for `viewer`: composed from cached parts, else
- * read (both dispatchers). The calls go through `Reflect.apply` on purpose:
- * its call site is shared by every caller in the process, so JavaScriptCore
- * sees it as megamorphic and inlines no route's read into the dispatcher. A
- * plain `read.cached(...)` here is polymorphic over the declared reads, and
- * the optimizing JIT inlined each one's whole composition into the request
- * entry (about 50 KB of machine code, 200 ms of compiling each time) and
- * compiled it again whenever one of them met a new type: three times in
- * the first 15 s of the mixed traffic, 600 ms of JIT in all, about 13 % of
- * the server's CPU in bench/ab.ts's window (docs/PERFORMANCE.md).
+ * A declared read's answer: composed from cached parts, else read (both
+ * dispatchers). Through `Reflect.apply`, whose one call site the JIT sees as
+ * megamorphic: a plain `read.cached(...)` let it inline every route's read
+ * into the request entry and compile it all again whenever one changed. The
+ * rule is checked (scripts/layers.ts; docs/PERFORMANCE.md, "Rules a change
+ * must keep").
  */
 export function answerRead(read: Read<unknown, unknown>, input: ReadInput, viewerId: number): Built<Body> | Promise<Built<Body>> {
   return (Reflect.apply(read.cached, read, [input, viewerId]) as Built<Body> | undefined) ?? buildRead(read, input, viewerId)

@@ -96,9 +96,8 @@ export function requestEntry(d: Deps) {
     const id = d.requestIds(request)
     let headers: Headers | Record<string, string>
     if (anyOrigin) {
-      // A Response copies the headers it is given when it is made, so the one shared object takes
-      // each answer's id just before: far cheaper than changing the answer's own copy afterwards
-      // (response.headers.set), which costs the server several % of its CPU (docs/PERFORMANCE.md).
+      // A Response copies the headers it is made with: the one shared object takes each answer's
+      // id just before. Never change an answer's own headers afterwards (checked: scripts/layers.ts).
       anyOriginHeaders.set(REQUEST_ID, id)
       headers = anyOriginHeaders
     } else headers = { ...cachedHeaders(request), [REQUEST_ID]: id }

@@ -37,7 +37,7 @@ export const SIGNAL_FALLBACK_MS = 1_000
  * EVERYTHING through `within()`.
  *
  * `sync()` runs before every request that may use a cache. Asking SQLite
- * costs ~2 µs (a read transaction on the WAL index), so a file the processes
+ * takes a read transaction on the WAL index, so a file the processes
  * share says when to (signal.ts): every write rings it after its commit and
  * before its answer, and `sync()` asks SQLite only when it moved (or once
  * SIGNAL_FALLBACK_MS passed). A write acknowledged before a request arrived

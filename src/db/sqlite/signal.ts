@@ -8,8 +8,8 @@ const SIZE = 4096
  * a small file beside the database (`<database>-changes`), mapped into each
  * process (MAP_SHARED), as SQLite shares its WAL index through `-shm`. A
  * process that committed a write rings it before it answers; every request
- * reads it (one memory load, ~10 ns) and asks SQLite what changed
- * (`PRAGMA data_version`, ~2 µs, then the change log) only when it moved.
+ * reads it (one memory load) and asks SQLite what changed (`PRAGMA
+ * data_version`, then the change log) only when it moved.
  * Its value means nothing; only that it moved.
  *
  * The file is never truncated (a mapped file that shrinks would crash the
