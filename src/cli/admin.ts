@@ -6,7 +6,8 @@ import type { Store } from '../db/store.ts'
 import type { Awaitable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
 import { type Flags, untimed } from './command.ts'
-import { CliError, noDatabase } from './errors.ts'
+import { noDatabase } from './diagnose/sqlite.ts'
+import { CliError } from './errors.ts'
 
 /**
  * What the `conduit admin ...` commands share. They open the database as the

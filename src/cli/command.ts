@@ -1,6 +1,6 @@
 import type { parseArgs } from 'node:util'
 import type { Config } from '../config.ts'
-import type { FailureContext } from './errors.ts'
+import type { FailureContext } from './report.ts'
 
 /** Every flag any command takes; each command reads the ones it names in its usage. */
 export const FLAGS = {

@@ -3,7 +3,8 @@ import { resolve } from 'node:path'
 import { redactUrl } from '../../config.ts'
 import { openDatabase } from '../../db/sqlite/open.ts'
 import type { Command } from '../command.ts'
-import { backupFailure, noDatabase, UsageError } from '../errors.ts'
+import { backupFailure, noDatabase } from '../diagnose/sqlite.ts'
+import { UsageError } from '../errors.ts'
 
 /** VACUUM INTO: a consistent snapshot of the live database, taken while it serves. */
 export const backupCommand: Command = {

@@ -6,7 +6,8 @@ import { openStore } from '../../db/open.ts'
 import { migrate } from '../../db/sqlite/migrate.ts'
 import { openDatabase } from '../../db/sqlite/open.ts'
 import { type Command, untimed } from '../command.ts'
-import { CliError, noDatabase, UsageError } from '../errors.ts'
+import { noDatabase } from '../diagnose/sqlite.ts'
+import { CliError, UsageError } from '../errors.ts'
 import { usageError } from '../help.ts'
 
 /** A whole SQLite database into an empty PostgreSQL one, with progress and a final count. */

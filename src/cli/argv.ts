@@ -1,0 +1,54 @@
+import { type ErrorLike, HELP_HINT, oneLine, reason, UsageError } from './errors.ts'
+
+/** The command line as node:util's parseArgs reads it, and its refusals as one line each. */
+
+const PARSE_ARGS_CODES = new Set([
+  'ERR_PARSE_ARGS_UNKNOWN_OPTION',
+  'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
+  'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL',
+])
+
+/**
+ * node:util parseArgs's messages span lines and talk about its own syntax
+ * ("To specify a positional argument starting with a '-' ..."); this is the
+ * one line a user needs.
+ */
+export function usageFromParseArgs(error: unknown): UsageError {
+  const e = error as ErrorLike
+  if (!PARSE_ARGS_CODES.has(String(e?.code))) return new UsageError(`${oneLine(reason(e))}; ${HELP_HINT}`)
+  const message = String(e.message)
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? ''
+  // "Option '-h, --help' does not take ..." and "Option '--port <value>' ..." name the flag among other words
+  const flag = quoted.split(/[\s,]+/).find((w) => w.startsWith('--')) ?? (quoted.startsWith('-') ? quoted : `-${quoted}`)
+  if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option ${flag}; ${HELP_HINT}`)
+  if (/does not take an argument/.test(message)) return new UsageError(`option ${flag} takes no value; ${HELP_HINT}`)
+  if (/ambiguous/.test(message)) {
+    return new UsageError(`option ${flag} needs a value (write ${flag}=VALUE for a value that starts with "-"); ${HELP_HINT}`)
+  }
+  if (/missing/.test(message)) return new UsageError(`option ${flag} needs a value; ${HELP_HINT}`)
+  return new UsageError(`${oneLine(message)}; ${HELP_HINT}`)
+}
+
+/**
+ * parseArgs takes the `-5` of `--articles -5` for a flag and refuses it as
+ * "ambiguous"; for the numeric options a negative number is joined to its
+ * option (`--articles=-5`), so the range check can say what is wrong with it.
+ */
+export function joinNegativeNumbers(argv: readonly string[], numeric: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const next = argv[i + 1]
+    if (arg === '--') {
+      out.push(...argv.slice(i))
+      break
+    }
+    if (numeric.includes(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`)
+      i++
+    } else {
+      out.push(arg)
+    }
+  }
+  return out
+}

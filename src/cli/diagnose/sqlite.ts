@@ -1,0 +1,117 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { CliError, EXIT_FAILURE, type ErrorLike, oneLine } from '../errors.ts'
+
+/** What the file system tells of a SQLite database that cannot be opened, written or backed up. */
+
+export const isSqliteError = (e: ErrorLike) => e?.name === 'SQLiteError' || (typeof e?.code === 'string' && e.code.startsWith('SQLITE_'))
+
+/** What names the SQLite file, unless a command says otherwise (FailureContext.pathOption). */
+const PATH_OPTION = '--db or DATABASE_PATH'
+
+/**
+ * A database that is not where it is named: the line for a missing directory
+ * or file, the same from every command (serve creates a missing file; the
+ * commands that only read or change one, admin, backup and copy, refuse it).
+ */
+function cannotOpen(file: string, problem: string, option: string): string {
+  return `cannot open the database ${file}: ${problem}; ${problem.startsWith('directory') && problem.endsWith('does not exist') ? 'create it or ' : ''}choose another file with ${option}`
+}
+
+/** A SQLite file a command uses but never creates, missing (exit status 1, as for serve's missing directory). */
+export function noDatabase(path: string, option = PATH_OPTION): CliError {
+  const file = resolve(path)
+  return new CliError(cannotOpen(file, fileProblem(file) ?? 'the file does not exist', option))
+}
+
+/** A failure of SQLite on the database file at `path`, explained from what the file system shows; `option` names the file on the command line. */
+export function databaseFailure(e: ErrorLike, path: string, option = PATH_OPTION): string {
+  const file = resolve(path)
+  const dir = dirname(file)
+  const code = String(e.code ?? '')
+  const sqlite = oneLine(String(e.message ?? code))
+  const hint = `choose another file with ${option}`
+  if (code.startsWith('SQLITE_CANTOPEN')) {
+    const problem = fileProblem(file)
+    if (problem) return cannotOpen(file, problem, option)
+    if (!existsSync(file)) {
+      return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with ${option}`
+    }
+    return readOnly(`cannot open the database ${file}`, file, code, sqlite, hint)
+  }
+  if (code.startsWith('SQLITE_READONLY')) return readOnly(`cannot write the database ${file}`, file, code, sqlite, hint)
+  if (code.startsWith('SQLITE_NOTADB')) return `${file} is not a SQLite database; ${hint}`
+  if (code.startsWith('SQLITE_CORRUPT')) return `the database ${file} is damaged (${sqlite}); restore it from a backup`
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return `the database ${file} stayed locked by another process (${sqlite}); wait for it to finish and try again`
+  }
+  if (code.startsWith('SQLITE_FULL')) return `the database ${file} cannot grow: the disk is full; free some space`
+  return `database ${file}: ${sqlite}`
+}
+
+/**
+ * An existing database SQLite may not write: the line blames what the file
+ * system shows is read-only for this process (the file, or the directory
+ * where SQLite must create its -wal and -shm files, or both), since a 0644
+ * file in a 0555 directory fails with the same "readonly database" as a 0444
+ * file. access(2) sees chattr +i too, for root as for anyone.
+ */
+function readOnly(what: string, file: string, code: string, sqlite: string, hint: string): string {
+  const dir = dirname(file)
+  const fileLocked = !writable(file)
+  const dirLocked = code === 'SQLITE_READONLY_DIRECTORY' || !writable(dir)
+  const wal = 'SQLite creates its -wal and -shm files next to the database'
+  if (fileLocked && dirLocked) {
+    return `${what}: the file and its directory ${dir} are read-only (${wal}); make both writable (chmod u+w, or chattr -i) or ${hint}`
+  }
+  if (dirLocked) return `${what}: its directory ${dir} is not writable (${wal}); make the directory writable or ${hint}`
+  if (fileLocked) return `${what}: the file is read-only; make it writable (chmod u+w, or chattr -i) or ${hint}`
+  return `${what} (${sqlite}): the file, its directory ${dir} or its -wal and -shm files are not writable; make them writable or ${hint}`
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A failure of `VACUUM INTO file`: SQLite could not create the backup file
+ * (the live database, already open, is not the one it could not open). Any
+ * other failure is returned as it is, to be explained as a database failure.
+ */
+export function backupFailure(error: unknown, file: string): unknown {
+  const e = error as ErrorLike
+  if (!isSqliteError(e) || !String(e.code).startsWith('SQLITE_CANTOPEN')) return error
+  const problem = fileProblem(file) ?? `directory ${dirname(file)} is not writable`
+  const fix = problem.endsWith('does not exist')
+    ? 'create it or choose another backup file'
+    : problem.endsWith('not writable')
+      ? 'choose a file in a writable directory'
+      : 'choose another backup file'
+  return new CliError(`cannot create the backup ${file}: ${problem}; ${fix}`, EXIT_FAILURE, { cause: error })
+}
+
+/**
+ * What is wrong with a path a file should be created at, as far as the file
+ * system shows: a directory missing on the way, or a directory where the file
+ * should be. Undefined when nothing is visibly wrong.
+ */
+function fileProblem(file: string): string | undefined {
+  const dir = dirname(file)
+  if (!existsSync(dir)) return `directory ${dir} does not exist`
+  if (!isDirectory(dir)) return `${dir} is not a directory`
+  if (isDirectory(file)) return 'it is a directory, not a file'
+  return undefined
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
