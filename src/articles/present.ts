@@ -1,7 +1,8 @@
 import { flat } from '../cache/cache.ts'
 import type { Pieces } from '../cache/pieces.ts'
 import { authorEnd } from '../profiles/present.ts'
-import type { ArticleRow } from './store.ts'
+import { profileHead } from '../profiles/present.ts'
+import type { ArticleRow, WrittenArticle } from './store.ts'
 
 /**
  * Articles as the contract's JSON, built from parts that are the same for
@@ -63,4 +64,9 @@ export function articleJson(p: ArticleParts, author: string, favorited: boolean,
   const out: Pieces = []
   articlePieces(out, p, author, favorited, following)
   return out.join('')
+}
+
+/** A write's answer: the article as its writer sees it (never cached: it was read in the write). */
+export function writtenJson(w: WrittenArticle): string {
+  return `{"article":${articleJson(articleParts(w.row), profileHead(w.row), w.favorited, w.following)}}`
 }

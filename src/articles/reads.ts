@@ -6,9 +6,8 @@ import { notFound } from '../errors.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
 import type { ListFilters, ListStore, Page, PageIds } from './list-store.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
-import { type ArticleParts, articleJson, articleParts, articlePieces } from './present.ts'
-import { profileHead } from '../profiles/present.ts'
-import type { ArticleReadSql, WrittenArticle } from './store.ts'
+import { type ArticleParts, articleParts, articlePieces } from './present.ts'
+import type { ArticleReadSql } from './store.ts'
 
 /** A feed depends on the new articles of each followed author, up to this many authors; beyond, on every new article. */
 const MAX_FEED_AUTHOR_KEYS = 200
@@ -279,8 +278,3 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
   }
 }
 export type ArticleReads = ReturnType<typeof articleReads>
-
-/** A write's answer: the article as its writer sees it (never cached: it was read in the write). */
-export function writtenJson(w: WrittenArticle): string {
-  return `{"article":${articleJson(articleParts(w.row), profileHead(w.row), w.favorited, w.following)}}`
-}

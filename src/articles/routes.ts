@@ -1,6 +1,7 @@
 import { NO_CONTENT, type Route, reply, route } from '../http/route.ts'
 import { filtersOf, page } from './query.ts'
-import { type ArticleReads, writtenJson } from './reads.ts'
+import { writtenJson } from './present.ts'
+import type { ArticleReads } from './reads.ts'
 import {
   ArticleListResponse,
   ArticleResponse,
@@ -11,7 +12,7 @@ import {
   SlugParams,
   UpdateArticleBody,
 } from './schemas.ts'
-import type { ArticleWrites } from './store.ts'
+import type { ArticleWrites } from './writes.ts'
 
 interface Deps {
   writes: ArticleWrites

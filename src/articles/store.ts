@@ -1,6 +1,4 @@
-import type { Actor, Viewer } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
-import type { ArticleChanges, NewArticle } from './schemas.ts'
 
 /** An article with its author, as every read of one returns it. */
 export interface ArticleRow {
@@ -55,18 +53,6 @@ export interface ArticleReadSql {
   items(ids: readonly number[]): Awaitable<ArticleRow[]>
   /** The whole article (with body), or null. */
   full(id: number): Awaitable<ArticleRow | null>
-}
-
-/** The writes of articles, decided once in writes.ts. */
-export interface ArticleWrites {
-  /** The slug is the next free one for the title's base (see slug.ts). */
-  create(author: Viewer, a: NewArticle): Awaitable<WrittenArticle>
-  /** Author only (403), 404 for an unknown slug. */
-  update(viewer: Viewer, slug: string, c: ArticleChanges): Awaitable<WrittenArticle>
-  /** The author or ADMIN (403 for anyone else), 404 for an unknown slug. */
-  delete(actor: Actor, slug: string): Awaitable<void>
-  /** Idempotent; counters move only when a row is really added or removed. */
-  setFavorite(user: Viewer, slug: string, on: boolean): Awaitable<WrittenArticle>
 }
 
 /**

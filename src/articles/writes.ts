@@ -4,7 +4,7 @@ import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { firstFreeSuffix, RESERVED_SLUGS, slugify } from './slug.ts'
 import type { ArticleChanges, NewArticle } from './schemas.ts'
-import type { ArticleHead, ArticleWriteSql, ArticleWrites, WrittenArticle } from './store.ts'
+import type { ArticleHead, ArticleWriteSql, WrittenArticle } from './store.ts'
 
 /** Only its author edits an article. */
 export const mayEdit = (viewer: Viewer, article: { author_id: number }): boolean => viewer.id === article.author_id
@@ -91,11 +91,18 @@ function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Viewer, slug
 }
 
 /** The writes of articles on either backend: every decision above, the SQL in `writes`' primitives. */
-export function articleWrites(writes: Writes<ArticleWriteSql>): ArticleWrites {
+export function articleWrites(writes: Writes<ArticleWriteSql>) {
   return {
-    create: (author, a) => writes.transaction((sql, changed) => create(sql, changed, author, a)),
-    update: (viewer, slug, c) => writes.transaction((sql, changed) => update(sql, changed, viewer, slug, c)),
-    delete: (actor, slug) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug)),
-    setFavorite: (user, slug, on) => writes.transaction((sql, changed) => setFavorite(sql, changed, user, slug, on)),
+    /** The slug is the next free one for the title's base (see slug.ts). */
+    create: (author: Viewer, a: NewArticle) => writes.transaction((sql, changed) => create(sql, changed, author, a)),
+    /** Author only (403), 404 for an unknown slug. */
+    update: (viewer: Viewer, slug: string, c: ArticleChanges) =>
+      writes.transaction((sql, changed) => update(sql, changed, viewer, slug, c)),
+    /** The author or ADMIN (403 for anyone else), 404 for an unknown slug. */
+    delete: (actor: Actor, slug: string) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug)),
+    /** Idempotent; counters move only when a row is really added or removed. */
+    setFavorite: (user: Viewer, slug: string, on: boolean) =>
+      writes.transaction((sql, changed) => setFavorite(sql, changed, user, slug, on)),
   }
 }
+export type ArticleWrites = ReturnType<typeof articleWrites>

@@ -2,7 +2,7 @@ import { SlugParams } from '../articles/schemas.ts'
 import { NO_CONTENT, type Route, reply, route } from '../http/route.ts'
 import { type CommentReads, commentJson } from './reads.ts'
 import { CommentListResponse, CommentParams, CommentResponse, NewCommentBody, normalizeCommentBody } from './schemas.ts'
-import type { CommentWrites } from './store.ts'
+import type { CommentWrites } from './writes.ts'
 
 /** Path ids are decimal integers; anything else names no comment (404). */
 const commentId = (raw: string) => (/^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN)

@@ -1,4 +1,3 @@
-import type { Actor } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 
 export interface CommentRow {
@@ -16,22 +15,6 @@ export interface CommentRow {
 export interface CommentReadSql {
   /** An article's comments, oldest first (ties by id). */
   list(articleId: number): Awaitable<CommentRow[]>
-}
-
-/** The writes of comments, decided once in writes.ts. */
-export interface CommentWrites {
-  /** 404 for an unknown article; returns the new comment. */
-  add(viewerId: number, slug: string, body: string): Awaitable<CommentRow>
-  /**
-   * 404 for an unknown article or a comment of another article; 403 unless
-   * the actor is the comment's author, the article's author or ADMIN.
-   */
-  delete(actor: Actor, slug: string, id: number): Awaitable<void>
-  /**
-   * By id alone, as the operator knows it (`conduit admin comments delete`):
-   * 404 for an unknown id, the same 403 rule. Answers the article's slug.
-   */
-  deleteById(actor: Actor, id: number): Awaitable<{ slug: string }>
 }
 
 /** The SQL a write of comments runs, inside its transaction (writes.ts decides). */

@@ -2,7 +2,7 @@ import { type Actor, isAdminOr } from '../auth/actor.ts'
 import { keys } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
-import type { CommentRow, CommentWriteSql, CommentWrites } from './store.ts'
+import type { CommentRow, CommentWriteSql } from './store.ts'
 
 /** Comment ids are positive int4s on both backends (PostgreSQL's column): any other number names no comment. */
 const isCommentId = (id: number): boolean => Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1
@@ -52,10 +52,20 @@ function* removeById(sql: CommentWriteSql, changed: Changed, actor: Actor, id: n
 }
 
 /** The writes of comments on either backend: every decision above, the SQL in `writes`' primitives. */
-export function commentWrites(writes: Writes<CommentWriteSql>): CommentWrites {
+export function commentWrites(writes: Writes<CommentWriteSql>) {
   return {
-    add: (viewerId, slug, body) => writes.transaction((sql, changed) => add(sql, changed, viewerId, slug, body)),
-    delete: (actor, slug, id) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug, id)),
-    deleteById: (actor, id) => writes.transaction((sql, changed) => removeById(sql, changed, actor, id)),
+    /** 404 for an unknown article; returns the new comment. */
+    add: (viewerId: number, slug: string, body: string) => writes.transaction((sql, changed) => add(sql, changed, viewerId, slug, body)),
+    /**
+     * 404 for an unknown article or a comment of another article; 403 unless
+     * the actor is the comment's author, the article's author or ADMIN.
+     */
+    delete: (actor: Actor, slug: string, id: number) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug, id)),
+    /**
+     * By id alone, as the operator knows it (`conduit admin comments delete`):
+     * 404 for an unknown id, the same 403 rule. Answers the article's slug.
+     */
+    deleteById: (actor: Actor, id: number) => writes.transaction((sql, changed) => removeById(sql, changed, actor, id)),
   }
 }
+export type CommentWrites = ReturnType<typeof commentWrites>

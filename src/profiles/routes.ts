@@ -2,7 +2,7 @@ import { type Route, reply, route } from '../http/route.ts'
 import { profileHead, profileJson } from './present.ts'
 import type { ProfileReads } from './reads.ts'
 import { ProfileResponse, UsernameParams } from './schemas.ts'
-import type { ProfileWrites } from './store.ts'
+import type { ProfileWrites } from './writes.ts'
 
 interface Deps {
   writes: ProfileWrites

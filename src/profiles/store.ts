@@ -26,12 +26,6 @@ export interface ProfileReadSql {
   favoritedAmong(viewerId: number, ids: readonly number[]): Awaitable<number[]>
 }
 
-/** The write of profiles, decided once in writes.ts. */
-export interface ProfileWrites {
-  /** Idempotent either way; records the follower's relations as changed when a row really changed. */
-  setFollowing(follower: number, followee: number, on: boolean): Awaitable<void>
-}
-
 /** The SQL a write of profiles runs, inside its transaction. */
 export interface ProfileWriteSql {
   /** Whether a follow row was really added (on) or removed (off). */

@@ -1,7 +1,7 @@
 import { keys } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { unprocessable } from '../errors.ts'
-import type { ProfileWriteSql, ProfileWrites } from './store.ts'
+import type { ProfileWriteSql } from './store.ts'
 
 function* setFollowing(sql: ProfileWriteSql, changed: Changed, follower: number, followee: number, on: boolean): Steps<void> {
   // both directions: following or unfollowing oneself is refused, never a silent 200
@@ -11,8 +11,11 @@ function* setFollowing(sql: ProfileWriteSql, changed: Changed, follower: number,
 }
 
 /** The write of follows on either backend: the rule and the change key decided above, the SQL in `writes`' primitive. */
-export function profileWrites(writes: Writes<ProfileWriteSql>): ProfileWrites {
+export function profileWrites(writes: Writes<ProfileWriteSql>) {
   return {
-    setFollowing: (follower, followee, on) => writes.transaction((sql, changed) => setFollowing(sql, changed, follower, followee, on)),
+    /** Idempotent either way; records the follower's relations as changed when a row really changed. */
+    setFollowing: (follower: number, followee: number, on: boolean) =>
+      writes.transaction((sql, changed) => setFollowing(sql, changed, follower, followee, on)),
   }
 }
+export type ProfileWrites = ReturnType<typeof profileWrites>

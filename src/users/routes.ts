@@ -4,7 +4,8 @@ import type { LoginGuard, RegistrationGuard } from './throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
-import type { UserReadSql, UserRow, UserWrites } from './store.ts'
+import type { UserReadSql, UserRow } from './store.ts'
+import type { UserWrites } from './writes.ts'
 import { usernameKey } from '../names.ts'
 
 interface Deps {

@@ -1,4 +1,3 @@
-import type { Actor } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 
 export interface UserRow {
@@ -93,27 +92,6 @@ export interface DeletedAccount {
   comments: number
   favorites: number
   follows: number
-}
-
-/**
- * The writes of accounts, decided once in writes.ts. `create` and `update`
- * answer 422 naming every taken field (the database's unique constraints
- * decide, never a check before the write); `update` records the keys it
- * changed (see src/keys/keys.ts) and answers null for an unknown id.
- */
-export interface UserWrites {
-  create(u: NewUser): Awaitable<UserRow>
-  update(id: number, c: UserChanges): Awaitable<UserRow | null>
-  /** The operator's (403 for anyone else; 404 for an unknown username): every token issued before is refused. */
-  setPassword(actor: Actor, username: string, passwordHash: string): Awaitable<AccountChanged>
-  /** The operator's: locking refuses the account's logins and every token issued before; unlocking lets it log in again. */
-  setLocked(actor: Actor, username: string, locked: boolean): Awaitable<AccountChanged>
-  /**
-   * The operator's: the account with its articles (their comments and favorites
-   * too), comments, favorites and follows. Refused (AccountHasContent) when it
-   * wrote articles or comments, unless `withContent`.
-   */
-  delete(actor: Actor, username: string, withContent: boolean): Awaitable<DeletedAccount>
 }
 
 /** The SQL a write of accounts runs, inside its transaction. */

@@ -5,7 +5,7 @@ import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import type { Awaitable } from '../db/types.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { explainTaken } from './taken.ts'
-import type { AccountChanged, DeletedAccount, UserChanges, UserRow, UserWriteSql, UserWrites } from './store.ts'
+import type { AccountChanged, DeletedAccount, NewUser, UserChanges, UserRow, UserWriteSql } from './store.ts'
 import { usernameKey } from '../names.ts'
 
 /** Only the operator changes another account's password, locks it or deletes it (users change their own through `update`). */
@@ -87,15 +87,32 @@ function* unique<T>(writes: Writes<UserWriteSql>, write: () => Awaitable<T>, id:
   }
 }
 
-/** The writes of accounts on either backend: every decision above, the SQL in `writes`' primitives. */
-export function userWrites(writes: Writes<UserWriteSql>): UserWrites {
+/**
+ * The writes of accounts on either backend: every decision above, the SQL in
+ * `writes`' primitives. `create` and `update` answer 409 naming every taken
+ * field (the database's unique constraints decide, never a check before the
+ * write); `update` records the keys it changed (see src/keys/keys.ts) and
+ * answers null for an unknown id.
+ */
+export function userWrites(writes: Writes<UserWriteSql>) {
   return {
-    create: (u) =>
+    create: (u: NewUser) =>
       writes.run(unique(writes, () => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey)),
-    update: (id, c) =>
+    update: (id: number, c: UserChanges) =>
       writes.run(unique(writes, () => writes.transaction((sql, changed) => update(sql, changed, id, c)), id, c.email, c.usernameKey)),
-    setPassword: (actor, username, hash) => writes.transaction((sql, changed) => setPassword(sql, changed, actor, username, hash)),
-    setLocked: (actor, username, locked) => writes.transaction((sql, changed) => setLocked(sql, changed, actor, username, locked)),
-    delete: (actor, username, withContent) => writes.transaction((sql, changed) => remove(sql, changed, actor, username, withContent)),
+    /** The operator's (403 for anyone else; 404 for an unknown username): every token issued before is refused. */
+    setPassword: (actor: Actor, username: string, hash: string) =>
+      writes.transaction((sql, changed) => setPassword(sql, changed, actor, username, hash)),
+    /** The operator's: locking refuses the account's logins and every token issued before; unlocking lets it log in again. */
+    setLocked: (actor: Actor, username: string, locked: boolean) =>
+      writes.transaction((sql, changed) => setLocked(sql, changed, actor, username, locked)),
+    /**
+     * The operator's: the account with its articles (their comments and favorites
+     * too), comments, favorites and follows. Refused (AccountHasContent) when it
+     * wrote articles or comments, unless `withContent`.
+     */
+    delete: (actor: Actor, username: string, withContent: boolean) =>
+      writes.transaction((sql, changed) => remove(sql, changed, actor, username, withContent)),
   }
 }
+export type UserWrites = ReturnType<typeof userWrites>
