@@ -12,7 +12,7 @@
  * It is written over `Ops` so that the same text is evaluated on numbers
  * (SQLite decides in code, list-sqlite.ts) and rendered as SQL (PostgreSQL
  * decides inside its one feed statement, list-postgres.ts, with no round
- * trip of its own). test/feed-cost.test.ts checks that both choose alike.
+ * trip of its own). test/articles/feed-cost.test.ts checks that both choose alike.
  */
 export type FeedPlan = 'sort' | 'walk' | 'merge'
 /** `none`: past the end, nothing to read */

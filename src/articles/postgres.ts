@@ -12,7 +12,7 @@ const ARTICLE_COLUMNS = `a.id, a.author_id, a.slug, a.title, a.description, a.cr
 /**
  * Each article's author, looked up by key. As a plain join, PostgreSQL hashes
  * the whole users table when it is small (a seq scan of every user for a page
- * of 20 articles; test/query-plans.test.ts plans on 1,000 users); OFFSET 0
+ * of 20 articles; test/db/query-plans.test.ts plans on 1,000 users); OFFSET 0
  * keeps the subquery from being flattened into that join.
  */
 const WITH_AUTHOR = 'CROSS JOIN LATERAL (SELECT username, bio, image FROM users WHERE id = a.author_id OFFSET 0) u'

@@ -43,7 +43,7 @@ export function firstFreeSuffix(base: string, taken: Iterable<string>): number {
  * Slugs no article may have: the static segments that sit where `:slug` sits
  * under /api/articles/. `GET /api/articles/feed` is the feed, so an article at
  * `feed` could never be read; slug allocation treats these as taken ("Feed"
- * gets `feed-2`). test/slugs.test.ts checks this set against the app's routes;
+ * gets `feed-2`). test/articles/slugs.test.ts checks this set against the app's routes;
  * migration 003 moved the articles that had one.
  */
 export const RESERVED_SLUGS: ReadonlySet<string> = new Set(['feed'])

@@ -80,7 +80,7 @@ export class SlabCache {
    * The body, if present and still valid, and if `accept` (given) accepts
    * what it was built from: a VIEW of the slab, whose bytes the next `set`
    * may write over. Use it at once: a Response copies the bytes it is given
-   * when it is constructed (test/cache.test.ts checks), so a view costs no
+   * when it is constructed (test/cache/cache.test.ts checks), so a view costs no
    * allocation where a copy would allocate a buffer per answer for the
    * collector to find.
    */

@@ -6,7 +6,7 @@ import { type TestApp, testApp } from '../support/app.ts'
 import { registerUser } from '../support/fixtures.ts'
 
 /**
- * Token attacks that test/auth.test.ts does not already cover: key-confusion
+ * Token attacks that test/users/auth.test.ts does not already cover: key-confusion
  * headers at the HTTP level, header spellings of `alg`, duplicate keys, extra
  * and duplicate dots around an otherwise valid token, very long tokens (in
  * process and on the real server), forged claims that are correctly signed,

@@ -27,7 +27,7 @@ export const CHEAP_HASHING: Config['passwordHash'] = { memoryCost: 256, timeCost
 /**
  * Test settings on top of the defaults: registration is not throttled (a test
  * registers many users from one address) and passwords are hashed at the
- * cheapest cost, unless a test says otherwise (users.test.ts checks the
+ * cheapest cost, unless a test says otherwise (test/users/users.test.ts checks the
  * production cost; the end-to-end tests run the binary with its defaults).
  */
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({

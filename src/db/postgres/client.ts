@@ -224,7 +224,7 @@ export const nameless = (s: string): boolean => s.includes('\u0000')
 
 /**
  * Why PostgreSQL refused a connection, as far as the error shows: the cases an
- * operator meets on the first start, each with a fix (cli/errors.ts turns it
+ * operator meets on the first start, each with a fix (cli/diagnose/postgres.ts turns it
  * into one line). Undefined for anything else.
  */
 export type ConnectProblem =

@@ -1,0 +1,268 @@
+import { describe, expect, test } from 'bun:test'
+import { ADMIN } from '../../src/auth/actor.ts'
+import { fromLog } from '../../src/keys/keys.ts'
+import { EVERYTHING } from '../../src/keys/versions.ts'
+import { accountSearch } from '../../src/users/accounts.ts'
+import { AccountHasContent } from '../../src/users/writes.ts'
+import { storageViolations } from '../reliability/invariants.ts'
+import type { TestApp } from '../support/app.ts'
+import { addComment, conduitApp, favorite, follow } from '../support/conduit.ts'
+import { createArticle, type RegisteredUser, registerUser } from '../support/fixtures.ts'
+import { commentsOn } from '../../src/comments/index.ts'
+import { usersOn } from '../../src/users/index.ts'
+
+/**
+ * The operator's writes to accounts (src/users/writes.ts, with the ADMIN
+ * actor: `conduit admin users ...`) and the comment deletion by id, on the
+ * backend under test, seen through the API: what a locked account, a reset
+ * password and a deleted account look like to clients.
+ */
+
+/** A write that throws at once on SQLite and rejects on PostgreSQL, as a promise either way. */
+const attempt = <T>(f: () => T | Promise<T>): Promise<T> => Promise.resolve().then(f)
+
+const login = (app: TestApp, u: { email: string }, password: string) =>
+  app.request('POST', '/api/users/login', { body: { user: { email: u.email, password } } })
+const me = (app: TestApp, token: string) => app.request('GET', '/api/user', { token })
+
+/** The user as a write's actor (a Viewer), read back from the database. */
+const writer = async (app: TestApp, u: RegisteredUser) => {
+  const row = await app.db.get<{ id: number; username: string; username_key: string }>(
+    'SELECT id, username, username_key FROM users WHERE email = ?',
+    u.email,
+  )
+  return { id: Number(row!.id), username: row!.username, usernameKey: row!.username_key }
+}
+
+describe('locking an account', () => {
+  test('its right password answers 403 "account is locked"; a wrong one 401 as for anyone; its content stays readable', async () => {
+    const app = await conduitApp()
+    const [jake, reader] = [await registerUser(app), await registerUser(app)]
+    const { slug } = await createArticle(app, jake.token)
+    const result = await usersOn(app.store).writes.setLocked(ADMIN, jake.username.toUpperCase(), true)
+    expect(result).toMatchObject({ username: jake.username, changed: true })
+
+    const right = await login(app, jake, jake.password)
+    expect(right.status).toBe(403)
+    expect(right.body).toEqual({ errors: { account: ['is locked'] } })
+    const wrong = await login(app, jake, 'not the password')
+    const unknown = await login(app, { email: 'nobody@example.com' }, 'not the password')
+    expect([wrong.status, wrong.text]).toEqual([401, unknown.text])
+
+    expect((await me(app, jake.token)).status).toBe(401)
+    expect((await app.request('GET', `/api/articles/${slug}`, { token: reader.token })).body.article.author.username).toBe(jake.username)
+    expect((await app.request('GET', `/api/profiles/${jake.username}`)).status).toBe(200)
+  })
+
+  test('refuses the tokens verified and cached before it, at once', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    for (let i = 0; i < 3; i++) expect((await me(app, jake.token)).status).toBe(200)
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
+    expect((await me(app, jake.token)).status).toBe(401)
+    expect((await app.request('GET', '/api/articles', { token: jake.token })).status).toBe(401)
+  })
+
+  test('unlocking lets the account log in again; tokens from before the lock stay refused', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
+    expect(await usersOn(app.store).writes.setLocked(ADMIN, jake.username, false)).toMatchObject({ changed: true })
+    const again = await login(app, jake, jake.password)
+    expect(again.status).toBe(200)
+    expect((await me(app, jake.token)).status).toBe(401)
+    expect((await me(app, again.body.user.token)).status).toBe(200)
+  })
+
+  test('twice changes nothing the second time (no change recorded); unlocking an unlocked account neither', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
+    const version = await app.db.count('SELECT token_version FROM users WHERE email = ?', jake.email)
+    const seq = await app.db.count('SELECT coalesce(max(seq), 0) FROM changes')
+    expect(await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)).toMatchObject({ changed: false })
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, false)
+    expect(await usersOn(app.store).writes.setLocked(ADMIN, jake.username, false)).toMatchObject({ changed: false })
+    expect(await app.db.count('SELECT token_version FROM users WHERE email = ?', jake.email)).toBe(version)
+    // only the unlock was recorded
+    expect(await app.db.count('SELECT count(*) FROM changes WHERE seq > ?', seq)).toBe(1)
+  })
+})
+
+describe("the operator's password reset", () => {
+  test('the new password logs in, the old one no longer does, and every earlier token is refused', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    expect((await me(app, jake.token)).status).toBe(200)
+    const hash = await Bun.password.hash('a brand new password', { algorithm: 'argon2id', memoryCost: 256, timeCost: 1 })
+    expect(await usersOn(app.store).writes.setPassword(ADMIN, jake.username, hash)).toMatchObject({
+      username: jake.username,
+      changed: true,
+    })
+    expect((await me(app, jake.token)).status).toBe(401)
+    expect((await login(app, jake, jake.password)).status).toBe(401)
+    const fresh = await login(app, jake, 'a brand new password')
+    expect(fresh.status).toBe(200)
+    expect((await me(app, fresh.body.user.token)).status).toBe(200)
+  })
+})
+
+describe('the operator alone administers accounts', () => {
+  test('a signed-in user (not ADMIN) gets 403 for a password, a lock and a deletion, and nothing changes', async () => {
+    const app = await conduitApp()
+    const [jake, ann] = [await registerUser(app), await registerUser(app)]
+    const w = await writer(app, jake)
+    const writes: (() => unknown)[] = [
+      () => usersOn(app.store).writes.setPassword(w, ann.username, 'x'),
+      () => usersOn(app.store).writes.setLocked(w, ann.username, true),
+      () => usersOn(app.store).writes.delete(w, ann.username, true),
+    ]
+    for (const write of writes) {
+      await expect(attempt(write)).rejects.toMatchObject({ status: 403 })
+    }
+    expect((await login(app, ann, ann.password)).status).toBe(200)
+  })
+
+  test('an unknown username is 404 for each of them', async () => {
+    const app = await conduitApp()
+    const writes: (() => unknown)[] = [
+      () => usersOn(app.store).writes.setPassword(ADMIN, 'nobody', 'x'),
+      () => usersOn(app.store).writes.setLocked(ADMIN, 'nobody', true),
+      () => usersOn(app.store).writes.delete(ADMIN, 'nobody', true),
+    ]
+    for (const write of writes) {
+      await expect(attempt(write)).rejects.toMatchObject({ status: 404, errors: { user: ['not found'] } })
+    }
+  })
+})
+
+describe('deleting an account', () => {
+  /** jake wrote an article (tagged, favorited by ann, commented by ann) and a comment on ann's article; follows both ways; favorited ann's article. */
+  async function world() {
+    const app = await conduitApp()
+    const [jake, ann, bob] = [await registerUser(app), await registerUser(app), await registerUser(app)]
+    const mine = await createArticle(app, jake.token, { tagList: ['only-jake', 'shared'] })
+    const hers = await createArticle(app, ann.token, { tagList: ['shared'] })
+    await addComment(app, ann.token, mine.slug)
+    await addComment(app, jake.token, hers.slug)
+    await favorite(app, ann.token, mine.slug)
+    await favorite(app, jake.token, hers.slug)
+    await favorite(app, bob.token, hers.slug)
+    await follow(app, jake.token, ann.username)
+    await follow(app, ann.token, jake.username)
+    return { app, jake, ann, bob, mine, hers }
+  }
+
+  test('refuses an author without --with-content, naming what it wrote, and deletes nothing', async () => {
+    const { app, jake, mine } = await world()
+    const before = await app.db.count('SELECT count(*) FROM users')
+    const refused = await attempt(() => usersOn(app.store).writes.delete(ADMIN, jake.username, false)).catch((e) => e)
+    expect(refused).toBeInstanceOf(AccountHasContent)
+    expect(refused).toMatchObject({ username: jake.username, articles: 1, comments: 1 })
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(before)
+    expect((await app.request('GET', `/api/articles/${mine.slug}`)).status).toBe(200)
+    expect((await me(app, jake.token)).status).toBe(200)
+  })
+
+  test('takes an account that wrote nothing without --with-content, with its favorites and follows', async () => {
+    const { app, ann, bob, hers } = await world()
+    await follow(app, bob.token, ann.username)
+    const d = await usersOn(app.store).writes.delete(ADMIN, bob.username, false)
+    expect(d).toMatchObject({ username: bob.username, articles: 0, comments: 0, favorites: 1, follows: 1 })
+    expect((await app.request('GET', `/api/articles/${hers.slug}`)).body.article.favoritesCount).toBe(1)
+    expect((await me(app, bob.token)).status).toBe(401)
+    expect(await storageViolations(app.db)).toEqual([])
+  })
+
+  test('--with-content: everything of it goes, every count is exact, every cache answers it', async () => {
+    const { app, jake, ann, mine, hers } = await world()
+    // warm what the deletion changes
+    const reads = [
+      `/api/articles/${mine.slug}`,
+      `/api/articles/${hers.slug}`,
+      `/api/articles/${hers.slug}/comments`,
+      `/api/profiles/${jake.username}`,
+      '/api/articles',
+      '/api/tags',
+      `/api/articles?favorited=${jake.username}`,
+    ]
+    for (const p of reads) await app.request('GET', p, { token: ann.token })
+    await app.request('GET', '/api/articles/feed', { token: ann.token })
+
+    const d = await usersOn(app.store).writes.delete(ADMIN, jake.username, true)
+    expect(d).toMatchObject({ username: jake.username, articles: 1, comments: 1, favorites: 1, follows: 2 })
+
+    expect((await me(app, jake.token)).status).toBe(401)
+    expect((await app.request('GET', `/api/articles/${mine.slug}`)).status).toBe(404)
+    expect((await app.request('GET', `/api/profiles/${jake.username}`)).status).toBe(404)
+    const list = await app.request('GET', '/api/articles', { token: ann.token })
+    expect(list.body.articles.map((a: { slug: string }) => a.slug)).toEqual([hers.slug])
+    expect(list.body.articlesCount).toBe(1)
+    expect((await app.request('GET', `/api/articles/${hers.slug}`)).body.article.favoritesCount).toBe(1)
+    expect((await app.request('GET', `/api/articles/${hers.slug}/comments`)).body.comments).toEqual([])
+    expect((await app.request('GET', '/api/tags')).body.tags).toEqual(['shared'])
+    expect((await app.request('GET', '/api/articles/feed', { token: ann.token })).body.articlesCount).toBe(0)
+    const counts = await app.db.get<{ articles_count: number; favorites_count: number }>(
+      'SELECT articles_count, favorites_count FROM users WHERE email = ?',
+      ann.email,
+    )
+    expect({ articles: Number(counts!.articles_count), favorites: Number(counts!.favorites_count) }).toEqual({ articles: 1, favorites: 0 })
+    expect(await storageViolations(app.db)).toEqual([])
+    // a deletion that touches everything says so: every process drops every cache
+    const last = await app.db.get<{ keys: string }>('SELECT keys FROM changes ORDER BY seq DESC LIMIT 1')
+    expect(fromLog(last!.keys)).toEqual([EVERYTHING])
+  })
+})
+
+describe('the operator deletes a comment by its id alone', () => {
+  test('of any article; the list answers it at once; an unknown id is 404; a stranger 403, the article’s author may', async () => {
+    const app = await conduitApp()
+    const [jake, ann, bob] = [await registerUser(app), await registerUser(app), await registerUser(app)]
+    const { slug } = await createArticle(app, jake.token)
+    const [c1, c2] = [await addComment(app, ann.token, slug), await addComment(app, ann.token, slug)]
+    const path = `/api/articles/${slug}/comments`
+    expect((await app.request('GET', path)).body.comments).toHaveLength(2)
+    expect(await commentsOn(app.store).writes.deleteById(ADMIN, c1.id)).toEqual({ slug })
+    expect((await app.request('GET', path)).body.comments.map((c: { id: number }) => c.id)).toEqual([c2.id])
+    await expect(attempt(() => commentsOn(app.store).writes.deleteById(ADMIN, c1.id))).rejects.toMatchObject({ status: 404 })
+    await expect(attempt(() => commentsOn(app.store).writes.deleteById(ADMIN, 2 ** 40))).rejects.toMatchObject({ status: 404 })
+    const stranger = await writer(app, bob)
+    await expect(attempt(() => commentsOn(app.store).writes.deleteById(stranger, c2.id))).rejects.toMatchObject({ status: 403 })
+    await commentsOn(app.store).writes.deleteById(await writer(app, jake), c2.id)
+    expect((await app.request('GET', path)).body.comments).toEqual([])
+  })
+})
+
+describe('accounts as the operator lists them', () => {
+  test('newest first, bounded, found by part of the username or email in any ASCII case; never a password hash', async () => {
+    const app = await conduitApp()
+    const users: RegisteredUser[] = []
+    for (const name of ['Alice', 'bob', 'carol']) users.push(await registerUser(app, { username: `${name}${Date.now() % 1000}` }))
+    const all = await usersOn(app.store).reads.accounts(null, 10)
+    expect(all.map((a) => a.username)).toEqual(users.map((u) => u.username).reverse())
+    expect(Object.keys(all[0]!).sort()).toEqual(['bio', 'created_at', 'email', 'id', 'image', 'locked_at', 'username'])
+    expect((await usersOn(app.store).reads.accounts(null, 2)).map((a) => a.username)).toEqual([users[2]!.username, users[1]!.username])
+    expect((await usersOn(app.store).reads.accounts(accountSearch('ALI'), 10)).map((a) => a.username)).toEqual([users[0]!.username])
+    expect((await usersOn(app.store).reads.accounts(accountSearch('BOB'), 10)).map((a) => a.username)).toEqual([users[1]!.username])
+    // in the email only: the domain
+    expect(await usersOn(app.store).reads.accounts(accountSearch('@EXAMPLE.com'), 10)).toHaveLength(3)
+    expect(await usersOn(app.store).reads.accounts(accountSearch('%'), 10)).toEqual([])
+    await usersOn(app.store).writes.setLocked(ADMIN, users[1]!.username, true)
+    expect((await usersOn(app.store).reads.accounts(null, 10)).map((a) => a.locked_at !== null)).toEqual([false, true, false])
+  })
+
+  test('one account with its counts', async () => {
+    const app = await conduitApp()
+    const [jake, ann] = [await registerUser(app), await registerUser(app)]
+    const { slug } = await createArticle(app, jake.token)
+    await addComment(app, jake.token, slug)
+    await addComment(app, jake.token, slug)
+    await favorite(app, ann.token, slug)
+    await favorite(app, jake.token, slug)
+    await follow(app, ann.token, jake.username)
+    const a = await usersOn(app.store).reads.account(jake.username.toLowerCase())
+    expect(a).toMatchObject({ username: jake.username, email: jake.email, locked_at: null })
+    expect(a).toMatchObject({ articles: 1, comments: 2, favorites: 1, followers: 1, following: 0 })
+    expect(await usersOn(app.store).reads.account('nobody')).toBeNull()
+  })
+})
