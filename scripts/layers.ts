@@ -21,7 +21,7 @@ const PLACES: [RegExp, Layer][] = [
   [/^cli\//, 'cli'],
   [/^(server|cluster)\.ts$/, 'server'],
   [/^app\.ts$/, 'app'],
-  [/^(users|profiles|articles|comments|tags)\//, 'features'],
+  [/^(users|profiles|articles|comments|tags|web)\//, 'features'],
   [/^(http|cache|metrics)\//, 'http/cache'],
   [/^db\//, 'db'],
   [/^(keys|auth)\/|^(errors|log|random|config|names)\.ts$|^types\.d\.ts$/, 'leaves'],

@@ -14,7 +14,7 @@ import { DOCS_TEMPLATES, docs } from './http/docs.ts'
 import { requestEntry } from './http/entry.ts'
 import { errorEnvelope } from './http/error-envelope.ts'
 import { exits } from './http/exit.ts'
-import { home } from './http/home.ts'
+import { home, wantsHtml } from './http/home.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { ResponseCache } from './http/responses.ts'
@@ -26,6 +26,11 @@ import { ServiceMetrics } from './metrics/service.ts'
 import { profilesFeature } from './profiles/index.ts'
 import { tagsFeature } from './tags/index.ts'
 import { usersFeature } from './users/index.ts'
+import { apiClient } from './web/api.ts'
+import { webFeature } from './web/index.ts'
+
+/** The paths the framework answers whether or not the web app is on: the API, its docs and the probes. */
+const OUTSIDE_WEB = /^\/(api(\/|$)|swagger(\/|$)|health$|ready$|metrics$)/
 
 export interface AppOptions {
   store: Store
@@ -122,6 +127,35 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     .use(metrics ? metricsEndpoint(config.metricsToken!, metrics) : new Elysia())
     .use(api)
 
+  const web = config.webApp
+    ? webFeature({
+        config,
+        logger,
+        caches,
+        tokens,
+        articles: articles.reads,
+        comments: comments.reads,
+        profiles: profiles.reads,
+        tags: tags.reads.popular,
+        api: apiClient(
+          (request, server) => respond(request, server),
+          (request) => peers.get(request),
+        ),
+      })
+    : undefined
+  const webPages = web && {
+    // everything outside the API, the docs and the probes, but `/` for a program that asks for JSON (home.ts answers it)
+    owns: (request: Request) => {
+      const path = pathOf(request.url)
+      if (OUTSIDE_WEB.test(path)) return false
+      return path !== '/' || wantsHtml(request.headers.get('accept'), true)
+    },
+    handle: web.handle,
+    failed: web.failed,
+    label: (request: Request) => (metrics ? metrics.http.known(web.template(request.method, pathOf(request.url))) : 0),
+  }
+  for (const template of web?.templates ?? []) metrics?.http.route(template)
+
   const respond = requestEntry({
     config,
     logger,
@@ -135,6 +169,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     match: fastRoutes(compiled),
     framework: app.handle,
     notePeer: (request, address) => void peers.set(request, address),
+    web: webPages,
   })
   app.handle = async (request: Request) => respond(request)
   return Object.assign(app, {

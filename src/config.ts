@@ -58,6 +58,8 @@ export interface Config {
   cacheMb: number
   /** answer plain GETs from caches before the framework (false: every request through it; for diagnosis) */
   fastPath: boolean
+  /** serve the web app at `/` (false: an API-only deployment; `/` says where the API is) */
+  webApp: boolean
   /** GET /metrics answers with this bearer token; undefined: no /metrics (404) */
   metricsToken: string | undefined
 }
@@ -89,6 +91,7 @@ export const defaults: Config = {
   singleInstance: false,
   cacheMb: 90,
   fastPath: true,
+  webApp: true,
   metricsToken: undefined,
 }
 
@@ -144,6 +147,7 @@ export const environment = {
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
   CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90; see the README on memory)',
   FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
+  WEB_APP: 'serve the Conduit web app at / (default true; false for an API-only deployment)',
   METRICS_TOKEN: 'serve Prometheus metrics at /metrics to `Authorization: Bearer <this>` (default: unset, no /metrics)',
 } as const
 
@@ -192,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('SINGLE_INSTANCE'))) c.singleInstance = boolean('SINGLE_INSTANCE', s)
   if ((s = v('CACHE_MB'))) c.cacheMb = integer('CACHE_MB', s, 1, 65536)
   if ((s = v('FAST_PATH'))) c.fastPath = boolean('FAST_PATH', s)
+  if ((s = v('WEB_APP'))) c.webApp = boolean('WEB_APP', s)
   if ((s = v('METRICS_TOKEN'))) {
     if (/\s/.test(s)) throw new ConfigError('METRICS_TOKEN must not contain spaces')
     c.metricsToken = s

@@ -33,6 +33,17 @@ interface Deps {
   framework: (request: Request) => Promise<Response>
   /** where the server's word on the peer address goes (the throttles of login and registration read it) */
   notePeer: (request: Request, address: string) => void
+  /** the web app, when it is on: the paths it owns, its answers, and each one's metrics label */
+  web?: WebPages
+}
+
+/** What the request entry needs of the web app (src/web/index.ts). */
+export interface WebPages {
+  owns(request: Request): boolean
+  handle(request: Request, headers: Record<string, string>): Promise<Response>
+  /** the page for a fault, or for the database being unavailable */
+  failed(request: Request, e: unknown, headers: Record<string, string>): Response
+  label(request: Request): number
 }
 
 /**
@@ -119,6 +130,21 @@ export function requestEntry(d: Deps) {
     ? (request: Request, t0: number): Response | Promise<Response> => cachedAnswer(request, t0) ?? framework(request, t0)
     : framework
 
+  const web = d.web
+  /** A page of the web app, once this process knows what others changed; its faults are pages too. */
+  const page = async (request: Request, t0: number): Promise<Response> => {
+    const label = web!.label(request)
+    const headers = { [REQUEST_ID]: d.requestIds(request) }
+    let response: Response
+    try {
+      await d.changes.sync()
+      response = await web!.handle(request, headers)
+    } catch (e) {
+      response = web!.failed(request, e, headers)
+    }
+    return exit ? exit.done(request, response, label, t0) : response
+  }
+
   return (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
     const t0 = exit ? performance.now() : 0
     const canonical = canonicalRequest(request)
@@ -127,6 +153,8 @@ export function requestEntry(d: Deps) {
       const peer = server?.requestIP(request)?.address
       if (peer) d.notePeer(canonical, peer)
     }
+    // the web app's pages use the caches as the API does: what other processes changed comes first
+    if (web?.owns(canonical)) return page(canonical, t0)
     // liveness, readiness, the pages about the server (/, /api), the docs and the metrics answer without the database's word on what changed
     if (!isApi(canonical.url)) return answer(canonical, t0)
     let synced: void | Promise<void>

@@ -41,7 +41,7 @@ function quality(accept: string | null, type: string): number {
 }
 
 /** Whether to answer HTML: what the client prefers, or `byDefault` when it likes HTML and JSON alike (curl's `*\/*`). */
-function wantsHtml(accept: string | null, byDefault: boolean): boolean {
+export function wantsHtml(accept: string | null, byDefault: boolean): boolean {
   const html = quality(accept, 'text/html')
   const json = quality(accept, 'application/json')
   return html === json ? byDefault : html > json

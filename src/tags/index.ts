@@ -7,5 +7,6 @@ import { sqliteTags } from './sqlite.ts'
 /** The tags in use (GET /api/tags). */
 export function tagsFeature({ store, caches }: { store: Store; caches: Caches }) {
   const sql = perBackend(store.connection, { sqlite: (c) => sqliteTags(c.db), postgres: (c) => postgresTags(c.sql) })
-  return { routes: tagRoutes(tagsJson(sql, caches.versions)) }
+  const popular = tagsJson(sql, caches.versions)
+  return { routes: tagRoutes(popular), reads: { popular } }
 }

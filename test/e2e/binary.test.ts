@@ -199,8 +199,13 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     }
   }, 60_000)
 
-  test('/ and /api answer over HTTP: the page for a browser, JSON for a program, HEAD without a body', async () => {
-    const server = await startServer(binary())
+  test('/ and /api answer over HTTP: the web app (or, WEB_APP=false, a page about the API) for a browser, JSON for a program, HEAD without a body', async () => {
+    const site = await startServer(binary())
+    const home = await fetch(`${site.url}/`, { headers: { accept: 'text/html,*/*;q=0.8' } })
+    expect({ status: home.status, type: home.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' })
+    expect(await home.text()).toContain('<a class="navbar-brand" href="/">conduit</a>')
+    expect((await site.stop()).code).toBe(0)
+    const server = await startServer(binary(), { env: { WEB_APP: 'false' } })
     const get = (path: string, accept: string, method = 'GET') => fetch(`${server.url}${path}`, { method, headers: { accept } })
     const page = await get('/', 'text/html,*/*;q=0.8')
     expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' })

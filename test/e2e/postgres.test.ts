@@ -187,8 +187,13 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       expect(write.status).toBe(503)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(503)
       // (the pages about the server need no database either)
-      for (const path of ['/health', '/', '/api'])
+      for (const path of ['/health', '/api'])
         expect({ path, status: (await api(server.url, 'GET', path)).status }).toEqual({ path, status: 200 })
+      // the web app's home page is made of articles: a page saying so, which the browser may retry
+      const page = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } })
+      expect(page.status).toBe(503)
+      expect(page.headers.get('retry-after')).toBe('2')
+      expect(await page.text()).toContain('The database is unavailable; try again shortly.')
 
       proxy.up()
       let status = 0

@@ -8,8 +8,13 @@ import { testDatabase } from '../support/backend.ts'
 /**
  * `/` and `/api` say what the server is, to a person (a small HTML page) or
  * a program (JSON), instead of the API's 404. `/` is a page first; `/api`,
- * the API's root, is JSON first; the Accept header picks the other.
+ * the API's root, is JSON first; the Accept header picks the other. With
+ * the web app on (the default), `/` is its home page for a browser
+ * (test/web/), and still this JSON for a program that asks for it.
  */
+
+/** An API-only deployment: the web app off. */
+const API_ONLY = { webApp: false }
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -36,7 +41,7 @@ describe('the root pages', () => {
     ['/api/', BROWSER, HTML],
     ['/api?from=a-link', undefined, JSON_TYPE],
   ])('GET %s with Accept %p answers 200 %s', async (path, accept, type) => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     const res = await app.request('GET', path, { headers: accept === undefined ? {} : { accept } })
     expect({ status: res.status, type: res.headers.get('content-type') }).toEqual({ status: 200, type })
     expect(res.headers.get('vary')).toBe('Accept')
@@ -45,7 +50,7 @@ describe('the root pages', () => {
   })
 
   test('the page names the API, its documentation, the OpenAPI document, /health, the version and how to point a frontend at the API', async () => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     const res = await app.request('GET', '/', { headers: { host: 'conduit.example:8080' } })
     for (const path of ['/api', '/swagger', '/swagger/json', '/health'])
       expect(res.text).toContain(`<a href="${path}"><code>${path}</code></a>`)
@@ -54,7 +59,7 @@ describe('the root pages', () => {
   })
 
   test('is self-contained and passes the API’s security headers: no script, no style, nothing loaded from anywhere', async () => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     const res = await app.request('GET', '/')
     expect(res.headers.get('content-security-policy')).toBe(CSP)
     expect(res.headers.get('x-content-type-options')).toBe('nosniff')
@@ -66,7 +71,7 @@ describe('the root pages', () => {
   })
 
   test('escapes what it shows from the request: a Host header with markup is text', async () => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     const res = await app.request('GET', '/', { headers: { host: `x"><script>alert(1)</script>'` } })
     expect(res.status).toBe(200)
     expect(res.text).not.toContain('<script>')
@@ -74,14 +79,14 @@ describe('the root pages', () => {
   })
 
   test.each(['/', '/api', '/api/'])('HEAD %s answers 200 with the headers of a GET and no body', async (path) => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     const res = await app.request('HEAD', path)
     expect({ status: res.status, text: res.text }).toEqual({ status: 200, text: '' })
     expect(res.headers.get('content-type')).toBe(path === '/' ? HTML : JSON_TYPE)
   })
 
   test('with a CORS allow-list, Vary names Origin and Accept', async () => {
-    const app = await testApp({ corsOrigins: ['https://frontend.example'] })
+    const app = await testApp({ ...API_ONLY, corsOrigins: ['https://frontend.example'] })
     for (const path of ['/', '/api']) {
       const res = await app.request('GET', path, { headers: { origin: 'https://frontend.example' } })
       expect({ path, vary: res.headers.get('vary') }).toEqual({ path, vary: 'Origin, Accept' })
@@ -89,7 +94,7 @@ describe('the root pages', () => {
   })
 
   test('what is not the root stays the API’s 404: a longer name, a path under it, another method', async () => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     for (const [method, path] of [
       ['GET', '/apis'],
       ['GET', '/api/nothing'],
@@ -107,7 +112,7 @@ describe('the root pages', () => {
   })
 
   test("the version is package.json's, in the pages and in the OpenAPI document", async () => {
-    const app = await testApp()
+    const app = await testApp(API_ONLY)
     const spec = await app.request('GET', '/swagger/json')
     expect(spec.body.info.version).toBe(version)
     expect((await app.request('GET', '/api')).body.version).toBe(version)

@@ -28,11 +28,9 @@ describe('unknown routes', () => {
   test.each([
     ['GET', '/api/nope'],
     // (`/api` itself is a page about the API: test/http/home.test.ts)
-    ['GET', '/apis'],
     ['GET', '/api/users/nope/deeper'],
     ['POST', '/api/user'],
     ['PATCH', '/api/user'],
-    ['GET', '/nope'],
   ])('%s %s answers 404 in the error envelope', async (method, path) => {
     const app = await testApp()
     const res = await app.request(method, path)
@@ -40,6 +38,20 @@ describe('unknown routes', () => {
     expect(res.headers.get('content-type')).toBe(JSON_TYPE)
     expect(res.body).toEqual({ errors: { route: ['not found'] } })
   })
+
+  test.each(['/nope', '/apis'])(
+    'GET %s outside the API: the web app\'s page "Not found" (404), or with WEB_APP=false the envelope',
+    async (path) => {
+      const page = await (await testApp()).request('GET', path)
+      expect(page.status).toBe(404)
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      expect(page.text).toContain('<h1>Not found</h1>')
+      const api = await (await testApp({ webApp: false })).request('GET', path)
+      expect(api.status).toBe(404)
+      expect(api.headers.get('content-type')).toBe(JSON_TYPE)
+      expect(api.body).toEqual({ errors: { route: ['not found'] } })
+    },
+  )
 })
 
 describe('CORS', () => {

@@ -67,6 +67,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       SINGLE_INSTANCE: 'true',
       CACHE_MB: '16',
       FAST_PATH: 'false',
+      WEB_APP: 'false',
       METRICS_TOKEN: 'a-scrape-token',
     }
     // every documented variable is given here, so none can be documented and ignored
@@ -95,6 +96,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       singleInstance: true,
       cacheMb: 16,
       fastPath: false,
+      webApp: false,
       metricsToken: 'a-scrape-token',
     })
     expect(() => loadConfig({ METRICS_TOKEN: 'two words' })).toThrow('METRICS_TOKEN must not contain spaces')

@@ -1,0 +1,65 @@
+// Conduit's only script, and an optional one: every page works without it.
+// It turns the editor's "Enter tags" field into pills, and tells tests and
+// tools the session's state (window.__conduit_debug__, RealWorld's e2e contract).
+;(() => {
+  const body = document.body
+  const user = () => {
+    const raw = body?.dataset.user
+    if (!raw) return null
+    try {
+      return JSON.parse(raw)
+    } catch {
+      return null
+    }
+  }
+  window.__conduit_debug__ = {
+    // the session's token is in an HttpOnly cookie: no script may read it
+    getToken: () => null,
+    getAuthState: () => body?.dataset.auth ?? 'unavailable',
+    getCurrentUser: () => {
+      const u = user()
+      return u ? { ...u, token: null } : null
+    },
+  }
+
+  const input = document.querySelector('input[placeholder="Enter tags"]')
+  if (!input) return
+  const list = input.parentElement.querySelector('.tag-list')
+  const has = (name) => [...list.querySelectorAll('input[name="tag"]')].some((i) => i.value === name)
+  const add = (name) => {
+    if (!name || has(name)) return
+    const pill = document.createElement('span')
+    pill.className = 'tag-default tag-pill'
+    const remove = document.createElement('i')
+    remove.className = 'ion-close-round'
+    remove.setAttribute('role', 'button')
+    remove.setAttribute('tabindex', '0')
+    remove.setAttribute('aria-label', `Remove the tag ${name}`)
+    const hidden = document.createElement('input')
+    hidden.type = 'hidden'
+    hidden.name = 'tag'
+    hidden.value = name
+    pill.append(remove, document.createTextNode(name), hidden)
+    list.append(pill)
+  }
+  input.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' && e.key !== ',') return
+    e.preventDefault()
+    for (const name of input.value.split(',')) add(name.trim())
+    input.value = ''
+  })
+  const removeFrom = (target) => {
+    const pill = target.closest('.tag-pill')
+    if (target.matches('.tag-pill i') && pill) {
+      pill.remove()
+      input.focus()
+    }
+  }
+  list.addEventListener('click', (e) => removeFrom(e.target))
+  list.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault()
+      removeFrom(e.target)
+    }
+  })
+})()

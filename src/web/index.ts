@@ -1,0 +1,213 @@
+import type { ArticleReads } from '../articles/reads.ts'
+import type { Built } from '../cache/cache.ts'
+import type { Caches } from '../cache/caches.ts'
+import type { CommentReads } from '../comments/reads.ts'
+import type { Config } from '../config.ts'
+import { DatabaseUnavailable } from '../db/types.ts'
+import { HttpError } from '../errors.ts'
+import type { Tokens } from '../http/auth.ts'
+import { pathAndQuery, pathOf } from '../http/url.ts'
+import { keys } from '../keys/keys.ts'
+import type { Logger } from '../log.ts'
+import type { ProfileReads } from '../profiles/reads.ts'
+import type { Api } from './api.ts'
+import { errorLines } from './api.ts'
+import { ASSETS_PREFIX, assets } from './assets.ts'
+import { type Ctx, type Outcome, viewerDeps } from './context.ts'
+import { page } from './layout.ts'
+import { accountPages } from './pages/account.ts'
+import { articleActions, articlePage } from './pages/article.ts'
+import { editorPages } from './pages/editor.ts'
+import { homePage } from './pages/home.ts'
+import { errorPage, notFoundPage } from './pages/not-found.ts'
+import { followAction, profilePage } from './pages/profile.ts'
+import { Router } from './router.ts'
+import { endSession, overTls, sameSite, sessionToken } from './session.ts'
+
+/**
+ * The page's own Content-Security-Policy: scripts, styles and fonts from this
+ * site only, never inline; avatars are users' URLs (images only); forms post
+ * to this site only.
+ */
+const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: http:; font-src 'self'; " +
+  "connect-src 'self'; object-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const PAGE_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+  'content-security-policy': PAGE_CSP,
+}
+const HTML = 'text/html; charset=utf-8'
+
+interface Deps {
+  config: Config
+  logger: Logger
+  caches: Caches
+  tokens: Tokens
+  articles: ArticleReads
+  comments: CommentReads
+  profiles: ProfileReads
+  tags: () => Promise<Built<string>>
+  api: Api
+}
+
+type Handler = (ctx: Ctx) => Promise<Outcome>
+
+/**
+ * The Conduit web app, served at `/` by the same process as the API: pages
+ * rendered here from the features' own cached reads (kept, and dropped, as
+ * exactly as the API's answers), and forms that change something posted to
+ * the API's own routes (the same rules, the same errors). See
+ * docs/ARCHITECTURE.md, "The web app".
+ */
+export function webFeature(d: Deps) {
+  const router = new Router<Handler>()
+  const secure = (request: Request) => overTls(request, d.config.trustProxy)
+  const account = accountPages({ api: d.api, ttlSeconds: d.config.tokenTtlSeconds, secure })
+  const editor = editorPages(d.articles, d.api)
+  const actions = articleActions(d.api)
+  const home = homePage({ articles: d.articles, tags: d.tags })
+  router
+    .add('GET', '/', home)
+    .add('GET', '/tag/:tag', home)
+    .add('GET', '/login', account.signIn)
+    .add('POST', '/login', account.login)
+    .add('GET', '/register', account.signUp)
+    .add('POST', '/register', account.register)
+    .add('GET', '/settings', account.settings)
+    .add('POST', '/settings', account.saveSettings)
+    .add('POST', '/logout', account.logout)
+    .add('GET', '/editor', editor.show)
+    .add('POST', '/editor', editor.submit)
+    .add('GET', '/editor/:slug', editor.show)
+    .add('POST', '/editor/:slug', editor.submit)
+    .add('GET', '/article/:slug', articlePage({ articles: d.articles, comments: d.comments }))
+    .add('POST', '/article/:slug/delete', actions.remove)
+    .add('POST', '/article/:slug/favorite', actions.favorite)
+    .add('POST', '/article/:slug/comments', actions.comment)
+    .add('POST', '/article/:slug/comments/:id/delete', actions.removeComment)
+    .add('GET', '/profile/:username', profilePage({ articles: d.articles, profiles: d.profiles }, false))
+    .add('GET', '/profile/:username/favorites', profilePage({ articles: d.articles, profiles: d.profiles }, true))
+    .add('POST', '/profile/:username/follow', followAction(d.api))
+  const files = assets()
+
+  /** The signed-in user a session's cookie names; an unusable one (expired, revoked) is signed out. */
+  async function session(request: Request) {
+    const token = sessionToken(request)
+    if (token === undefined) return { token, viewer: null, stale: false }
+    try {
+      const viewer = await d.tokens.authenticate(`Token ${token}`)
+      return { token, viewer, stale: viewer === null }
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 401) return { token: undefined, viewer: null, stale: true }
+      throw e
+    }
+  }
+
+  /** Pages of anonymous readers are kept in the shared slab, a user's in theirs, under the path with query. */
+  const cached = (viewerId: number, key: string) =>
+    viewerId === 0 ? d.caches.responses.get(key) : d.caches.viewerResponses.get(`${viewerId} ${key}`)
+  const keep = (viewerId: number, key: string, body: string, deps: number[], at: number) =>
+    viewerId === 0 ? d.caches.responses.set(key, body, deps, at, 0) : d.caches.viewerResponses.set(`${viewerId} ${key}`, body, deps, at, 0)
+
+  async function form(request: Request): Promise<URLSearchParams> {
+    const length = Number(request.headers.get('content-length') ?? 0)
+    if (length > d.config.bodyLimitBytes) throw new HttpError(413, { body: ['is too large'] })
+    const type = request.headers.get('content-type') ?? ''
+    if (!type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams()
+    const text = await request.text()
+    if (text.length > d.config.bodyLimitBytes) throw new HttpError(413, { body: ['is too large'] })
+    return new URLSearchParams(text)
+  }
+
+  const respond = (status: number, body: string | Uint8Array | null, headers: Record<string, string>) =>
+    new Response(body, { status, headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'no-cache', ...headers } })
+
+  async function answer(request: Request, headers: Record<string, string>): Promise<Response> {
+    const path = pathOf(request.url)
+    if (path.startsWith(ASSETS_PREFIX)) {
+      const file = request.method === 'GET' || request.method === 'HEAD' ? files(path.slice(ASSETS_PREFIX.length), headers) : undefined
+      return file ?? respond(404, 'Not found', headers)
+    }
+    const match = router.match(request.method, path)
+    const s = await session(request)
+    const extra: Record<string, string> = { ...headers }
+    if (s.stale) extra['set-cookie'] = endSession(secure(request))
+    const viewerId = s.viewer?.id ?? 0
+    const key = pathAndQuery(request.url)
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      const hit = match ? cached(viewerId, key) : undefined
+      if (hit) return respond(200, request.method === 'HEAD' ? null : hit.slice(), extra)
+    } else if (!sameSite(request)) {
+      return respond(403, 'This form may be sent from this site only.', { ...extra, 'content-type': 'text/plain; charset=utf-8' })
+    }
+    const at = d.caches.versions.clock
+    const ctx: Ctx = {
+      request,
+      path,
+      params: match?.params ?? {},
+      query: new URLSearchParams(key.includes('?') ? key.slice(key.indexOf('?') + 1) : ''),
+      viewer: s.viewer,
+      viewerId,
+      token: s.viewer ? s.token : undefined,
+      me: null,
+      form: new URLSearchParams(),
+      deps: request.method === 'GET' ? viewerDeps(viewerId) : null,
+    }
+    if (s.viewer) {
+      const u = await d.profiles.byName(s.viewer.username)
+      ctx.me = { username: u.username, bio: u.bio, image: u.image }
+    }
+    let outcome: Outcome
+    try {
+      if (!match) outcome = router.has(path) ? errorPage(ctx, 405, ['this page takes no such request']) : notFoundPage(ctx)
+      else {
+        if (request.method === 'POST') ctx.form = await form(request)
+        outcome = await match.handler(ctx)
+      }
+    } catch (e) {
+      if (!(e instanceof HttpError) || e.status >= 500) throw e
+      outcome =
+        e.status === 404 ? notFoundPage(ctx) : errorPage(ctx, e.status, errorLines({ status: e.status, body: { errors: e.errors } }))
+    }
+    if (outcome.kind === 'redirect') {
+      const h: Record<string, string> = { ...extra, location: outcome.to }
+      if (outcome.cookie) h['set-cookie'] = outcome.cookie
+      return respond(303, null, h)
+    }
+    const body = page({ title: outcome.title, me: ctx.me, here: outcome.here ?? 'none', main: outcome.main }).value
+    if (outcome.status === 200 && ctx.deps && match && request.method === 'GET') {
+      // the navbar shows the user's profile; a page is kept until anything it shows changes
+      if (viewerId) ctx.deps.push(keys.user(viewerId))
+      keep(viewerId, key, body, ctx.deps, at)
+    }
+    return respond(outcome.status, request.method === 'HEAD' ? null : body, extra)
+  }
+
+  /** A fault is a page too (500, logged); the database down, a 503 the browser may retry. */
+  function failed(request: Request, e: unknown, headers: Record<string, string>): Response {
+    const where = { method: request.method, path: pathOf(request.url) }
+    const unavailable = e instanceof DatabaseUnavailable
+    if (unavailable) d.logger.warn('database unavailable', where)
+    else d.logger.error('unhandled error', where, e)
+    const message = unavailable ? 'The database is unavailable; try again shortly.' : 'Something went wrong on our side.'
+    return respond(unavailable ? 503 : 500, `<!doctype html><html lang="en"><title>Conduit</title><p>${message}</p></html>`, {
+      ...headers,
+      ...(unavailable ? { 'retry-after': '2' } : {}),
+    })
+  }
+
+  return {
+    /** Whether the web app answers this path (a page, or one of its files), and for which metrics label. */
+    owns: (path: string): boolean => path.startsWith(ASSETS_PREFIX) || router.has(path),
+    /** A page's answer (its faults thrown, for `failed`). */
+    handle: answer,
+    failed,
+    /** The route template of a request, as metrics label it. */
+    template: (method: string, path: string): string =>
+      path.startsWith(ASSETS_PREFIX) ? `${ASSETS_PREFIX}:file` : (router.match(method, path)?.template ?? 'page not found'),
+    templates: [...router.templates, `${ASSETS_PREFIX}:file`, 'page not found'],
+  }
+}
+export type Web = ReturnType<typeof webFeature>

@@ -1,0 +1,139 @@
+import type { Api, ApiAnswer } from '../api.ts'
+import { errorLines } from '../api.ts'
+import { type Ctx, type Outcome, redirect, uncacheable } from '../context.ts'
+import { html } from '../html.ts'
+import { type Here, profilePath } from '../layout.ts'
+import { endSession, startSession } from '../session.ts'
+import { errorPage } from './not-found.ts'
+import { backTo, errorList } from './parts.ts'
+
+interface Deps {
+  api: Api
+  /** how long a session lasts: the token's lifetime */
+  ttlSeconds: number
+  /** whether the request came over TLS (the cookie is then Secure) */
+  secure(request: Request): boolean
+}
+
+const field = (name: string, type: string, placeholder: string, label: string, value = '', autocomplete = '') =>
+  html`<fieldset class="form-group"><label class="visually-hidden" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}></fieldset>`
+
+/** Sign in, sign up, the settings and signing out: each form through the API, the session in a cookie. */
+export function accountPages({ api, ttlSeconds, secure }: Deps) {
+  const page = (title: string, here: Here, main: ReturnType<typeof html>, status = 200): Outcome => ({
+    kind: 'page',
+    status,
+    title,
+    main,
+    here,
+  })
+
+  const authForm = (signUp: boolean, values: { username?: string; email?: string; back?: string }, errors: readonly string[]) =>
+    html`<div class="auth-page">
+<div class="container page">
+<div class="row">
+<div class="col-md-6 offset-md-3 col-xs-12">
+<h1 class="text-xs-center">${signUp ? 'Sign up' : 'Sign in'}</h1>
+<p class="text-xs-center">${signUp ? html`<a href="/login">Have an account?</a>` : html`<a href="/register">Need an account?</a>`}</p>
+${errorList(errors)}
+<form method="post" novalidate action="${signUp ? '/register' : '/login'}${values.back ? `?back=${encodeURIComponent(values.back)}` : ''}">
+${signUp ? field('username', 'text', 'Username', 'Username', values.username, 'username') : html``}
+${field('email', 'email', 'Email', 'Email', values.email, 'email')}
+${field('password', 'password', 'Password', 'Password', '', signUp ? 'new-password' : 'current-password')}
+<button class="btn btn-lg btn-primary pull-xs-right" type="submit">${signUp ? 'Sign up' : 'Sign in'}</button>
+</form>
+</div>
+</div>
+</div>
+</div>`
+
+  /** A user answer (login, registration, settings): the session starts with its token, then `to`. */
+  const signedIn = (ctx: Ctx, res: ApiAnswer, to: string): Outcome =>
+    redirect(to, startSession(res.body.user.token as string, ttlSeconds, secure(ctx.request)))
+
+  const settingsForm = (u: { image: string | null; username: string; bio: string | null; email: string }, errors: readonly string[]) =>
+    html`<div class="settings-page">
+<div class="container page">
+<div class="row">
+<div class="col-md-6 offset-md-3 col-xs-12">
+<h1 class="text-xs-center">Your Settings</h1>
+${errorList(errors)}
+<form method="post" novalidate action="/settings">
+<fieldset>
+${field('image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
+${field('username', 'text', 'Your Name', 'Username', u.username, 'username')}
+<fieldset class="form-group"><label class="visually-hidden" for="bio">Short bio about you</label><textarea id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you">${u.bio ?? ''}</textarea></fieldset>
+${field('email', 'email', 'Email', 'Email', u.email, 'email')}
+${field('password', 'password', 'New Password', 'New password (leave empty to keep it)', '', 'new-password')}
+<button class="btn btn-lg btn-primary pull-xs-right" type="submit">Update Settings</button>
+</fieldset>
+</form>
+<hr>
+<form method="post" action="/logout"><button class="btn btn-outline-danger" type="submit">Or click here to logout.</button></form>
+</div>
+</div>
+</div>
+</div>`
+
+  return {
+    signIn: async (ctx: Ctx): Promise<Outcome> =>
+      ctx.viewer
+        ? redirect(backTo(ctx.query, '/'))
+        : page('Sign in', 'login', authForm(false, { back: ctx.query.get('back') ?? undefined }, [])),
+    signUp: async (ctx: Ctx): Promise<Outcome> => (ctx.viewer ? redirect('/') : page('Sign up', 'register', authForm(true, {}, []))),
+
+    async login(ctx: Ctx): Promise<Outcome> {
+      uncacheable(ctx)
+      const user = { email: ctx.form.get('email') ?? '', password: ctx.form.get('password') ?? '' }
+      const res = await api(ctx.request, 'POST', '/users/login', { body: { user } })
+      if (res.status === 200) return signedIn(ctx, res, backTo(ctx.query, '/'))
+      return page(
+        'Sign in',
+        'login',
+        authForm(false, { email: user.email, back: ctx.query.get('back') ?? undefined }, errorLines(res)),
+        res.status,
+      )
+    },
+
+    async register(ctx: Ctx): Promise<Outcome> {
+      uncacheable(ctx)
+      const user = {
+        username: ctx.form.get('username') ?? '',
+        email: ctx.form.get('email') ?? '',
+        password: ctx.form.get('password') ?? '',
+      }
+      const res = await api(ctx.request, 'POST', '/users', { body: { user } })
+      if (res.status === 201) return signedIn(ctx, res, '/')
+      return page('Sign up', 'register', authForm(true, { username: user.username, email: user.email }, errorLines(res)), res.status)
+    },
+
+    async settings(ctx: Ctx): Promise<Outcome> {
+      uncacheable(ctx)
+      if (!ctx.token || !ctx.viewer) return redirect('/login')
+      const res = await api(ctx.request, 'GET', '/user', { token: ctx.token })
+      if (res.status !== 200) return errorPage(ctx, res.status, errorLines(res))
+      return page('Settings', 'settings', settingsForm(res.body.user, []))
+    },
+
+    async saveSettings(ctx: Ctx): Promise<Outcome> {
+      uncacheable(ctx)
+      if (!ctx.token || !ctx.viewer) return redirect('/login')
+      const f = ctx.form
+      const user: Record<string, string | null> = {
+        image: f.get('image') || null,
+        username: f.get('username') ?? '',
+        bio: f.get('bio') || null,
+        email: f.get('email') ?? '',
+      }
+      // an empty password field keeps the password
+      const password = f.get('password')
+      if (password) user.password = password
+      const res = await api(ctx.request, 'PUT', '/user', { token: ctx.token, body: { user } })
+      if (res.status === 200) return signedIn(ctx, res, profilePath(res.body.user.username))
+      const shown = { image: user.image ?? null, username: user.username ?? '', bio: user.bio ?? null, email: user.email ?? '' }
+      return page('Settings', 'settings', settingsForm(shown, errorLines(res)), res.status)
+    },
+
+    logout: async (ctx: Ctx): Promise<Outcome> => redirect('/', endSession(secure(ctx.request))),
+  }
+}

@@ -1,0 +1,124 @@
+import type { ArticleReads } from '../../articles/reads.ts'
+import type { CommentReads } from '../../comments/reads.ts'
+import { HttpError } from '../../errors.ts'
+import type { Api } from '../api.ts'
+import { type Ctx, type Outcome, redirect, use } from '../context.ts'
+import { html } from '../html.ts'
+import { articlePath, avatar, date, profilePath } from '../layout.ts'
+import { markdown } from '../markdown.ts'
+import { type ArticleJson, articleMeta, backTo, type CommentJson, favoriteButton, followButton, signInThen, tagList } from './parts.ts'
+import { notFoundPage } from './not-found.ts'
+
+interface Deps {
+  articles: ArticleReads
+  comments: CommentReads
+}
+
+/** `/article/:slug`: the article, its body rendered from Markdown, its comments and the form to add one. */
+export function articlePage({ articles, comments }: Deps) {
+  return async (ctx: Ctx): Promise<Outcome> => {
+    const slug = ctx.params.slug!
+    let a: ArticleJson
+    let list: CommentJson[]
+    try {
+      const [article, commentList] = await Promise.all([articles.article(slug, ctx.viewerId), comments.list(slug, ctx.viewerId)])
+      a = use<{ article: ArticleJson }>(ctx, article).article
+      list = use<{ comments: CommentJson[] }>(ctx, commentList).comments
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) return notFoundPage(ctx, 'This article does not exist, or was deleted.')
+      throw e
+    }
+    const here = articlePath(a.slug)
+    const mine = ctx.viewer?.username === a.author.username
+    const signedIn = ctx.viewer !== null
+    const actions = mine
+      ? html`<span class="article-actions-own">
+<a class="btn btn-sm btn-outline-secondary" href="/editor/${encodeURIComponent(a.slug)}"><i class="ion-edit" aria-hidden="true"></i> Edit Article</a>
+<form class="inline" method="post" action="${here}/delete"><button type="submit" class="btn btn-sm btn-outline-danger"><i class="ion-trash-a" aria-hidden="true"></i> Delete Article</button></form>
+</span>`
+      : html`${followButton(a.author, here)} ${favoriteButton(a, here, true)}`
+    const comment = (c: CommentJson) => {
+      const own = ctx.viewer?.username === c.author.username || mine
+      return html`<div class="card">
+<div class="card-block"><p class="card-text">${c.body}</p></div>
+<div class="card-footer">
+<a class="comment-author" href="${profilePath(c.author.username)}"><img class="comment-author-img" src="${avatar(c.author.image)}" alt=""></a>
+<a class="comment-author" href="${profilePath(c.author.username)}">${c.author.username}</a>
+<span class="date-posted"><time datetime="${c.createdAt}">${date(c.createdAt)}</time></span>
+${own ? html`<span class="mod-options"><form class="inline" method="post" action="${here}/comments/${String(c.id)}/delete"><button type="submit" class="icon-button" aria-label="Delete this comment"><i class="ion-trash-a" aria-hidden="true"></i></button></form></span>` : html``}
+</div>
+</div>`
+    }
+    const main = html`<div class="article-page">
+<div class="banner">
+<div class="container">
+<h1>${a.title}</h1>
+${articleMeta(a, actions)}
+</div>
+</div>
+<div class="container page">
+<div class="row article-content">
+<div class="col-md-12">
+${markdown(a.body ?? '')}
+${tagList(a.tagList, true)}
+</div>
+</div>
+<hr>
+<div class="article-actions">${articleMeta(a, actions)}</div>
+<div class="row">
+<div class="col-xs-12 col-md-8 offset-md-2">
+${
+  signedIn
+    ? html`<form class="card comment-form" method="post" novalidate action="${here}/comments">
+<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label><textarea id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3"></textarea></div>
+<div class="card-footer"><img class="comment-author-img" src="${avatar(ctx.me?.image)}" alt=""><button type="submit" class="btn btn-sm btn-primary">Post Comment</button></div>
+</form>`
+    : html`<p><a href="${signInThen(here)}">Sign in</a> or <a href="/register">sign up</a> to add comments on this article.</p>`
+}
+${list.map(comment)}
+</div>
+</div>
+</div>
+</div>`
+    return { kind: 'page', status: 200, title: a.title, main, here: 'none' }
+  }
+}
+
+/** The article's forms: delete, favorite, comment, delete a comment; each through the API, then back. */
+export function articleActions(api: Api) {
+  const signedIn = (ctx: Ctx) => ctx.token !== undefined && ctx.viewer !== null
+  const slug = (ctx: Ctx) => encodeURIComponent(ctx.params.slug!)
+  const signIn = (ctx: Ctx) => redirect(signInThen(backTo(ctx.form, articlePath(ctx.params.slug!))))
+  return {
+    async remove(ctx: Ctx): Promise<Outcome> {
+      if (!signedIn(ctx)) return signIn(ctx)
+      const res = await api(ctx.request, 'DELETE', `/articles/${slug(ctx)}`, { token: ctx.token })
+      if (res.status !== 204) throw new HttpError(res.status, res.body?.errors ?? {})
+      return redirect('/')
+    },
+    async favorite(ctx: Ctx): Promise<Outcome> {
+      if (!signedIn(ctx)) return signIn(ctx)
+      const on = ctx.form.get('on') !== '0'
+      const res = await api(ctx.request, on ? 'POST' : 'DELETE', `/articles/${slug(ctx)}/favorite`, { token: ctx.token })
+      if (res.status !== 200) throw new HttpError(res.status, res.body?.errors ?? {})
+      return redirect(backTo(ctx.form, articlePath(ctx.params.slug!)))
+    },
+    async comment(ctx: Ctx): Promise<Outcome> {
+      if (!signedIn(ctx)) return signIn(ctx)
+      const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, {
+        token: ctx.token,
+        body: { comment: { body: ctx.form.get('body') ?? '' } },
+      })
+      if (res.status !== 201 && res.status !== 422) throw new HttpError(res.status, res.body?.errors ?? {})
+      return redirect(articlePath(ctx.params.slug!))
+    },
+    async removeComment(ctx: Ctx): Promise<Outcome> {
+      if (!signedIn(ctx)) return signIn(ctx)
+      const res = await api(ctx.request, 'DELETE', `/articles/${slug(ctx)}/comments/${encodeURIComponent(ctx.params.id!)}`, {
+        token: ctx.token,
+      })
+      if (res.status !== 204) throw new HttpError(res.status, res.body?.errors ?? {})
+      return redirect(articlePath(ctx.params.slug!))
+    },
+  }
+}

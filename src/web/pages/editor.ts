@@ -1,0 +1,94 @@
+import type { ArticleReads } from '../../articles/reads.ts'
+import { HttpError } from '../../errors.ts'
+import { type Api, errorLines } from '../api.ts'
+import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
+import { html } from '../html.ts'
+import { articlePath } from '../layout.ts'
+import { errorPage, notFoundPage } from './not-found.ts'
+import { type ArticleJson, errorList } from './parts.ts'
+
+interface Draft {
+  title: string
+  description: string
+  body: string
+  tags: string[]
+}
+
+/**
+ * The editor form. Tags are pills, each with its own hidden `tag` field;
+ * app.js adds one when Enter is pressed in "Enter tags" and removes one when
+ * its × is clicked. Without scripts, "Enter tags" takes tags separated by
+ * commas.
+ */
+function form(action: string, d: Draft, errors: readonly string[]) {
+  return html`<div class="editor-page">
+<div class="container page">
+<div class="row">
+<div class="col-md-10 offset-md-1 col-xs-12">
+${errorList(errors)}
+<form method="post" novalidate action="${action}" class="editor-form">
+<fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label><textarea id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)">${d.body}</textarea></fieldset>
+<fieldset class="form-group">
+<label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off">
+<div class="tag-list">${d.tags.map((t) => html`<span class="tag-default tag-pill"><i class="ion-close-round" role="button" tabindex="0" aria-label="Remove the tag ${t}"></i>${t}<input type="hidden" name="tag" value="${t}"></span>`)}</div>
+</fieldset>
+<button class="btn btn-lg pull-xs-right btn-primary" type="submit">Publish Article</button>
+</fieldset>
+</form>
+</div>
+</div>
+</div>
+</div>`
+}
+
+/** The tags a submitted editor holds: its pills, then what "Enter tags" still holds (commas separate them). */
+const tagsOf = (f: URLSearchParams): string[] => [
+  ...new Set([...f.getAll('tag'), ...(f.get('tags') ?? '').split(',')].map((t) => t.trim()).filter(Boolean)),
+]
+
+const draftOf = (f: URLSearchParams): Draft => ({
+  title: f.get('title') ?? '',
+  description: f.get('description') ?? '',
+  body: f.get('body') ?? '',
+  tags: tagsOf(f),
+})
+
+/** `/editor` (new) and `/editor/:slug` (its author's only), and what they submit, through the API. */
+export function editorPages(articles: ArticleReads, api: Api) {
+  const page = (main: ReturnType<typeof form>, status = 200): Outcome => ({ kind: 'page', status, title: 'Editor', main, here: 'editor' })
+  return {
+    async show(ctx: Ctx): Promise<Outcome> {
+      if (!ctx.viewer) return redirect('/login')
+      uncacheable(ctx)
+      const slug = ctx.params.slug
+      if (slug === undefined) return page(form('/editor', { title: '', description: '', body: '', tags: [] }, []))
+      let a: ArticleJson
+      try {
+        a = use<{ article: ArticleJson }>(ctx, await articles.article(slug, ctx.viewerId)).article
+      } catch (e) {
+        if (e instanceof HttpError && e.status === 404) return notFoundPage(ctx, 'This article does not exist, or was deleted.')
+        throw e
+      }
+      if (a.author.username !== ctx.viewer.username) return errorPage(ctx, 403, ['article forbidden: only its author may edit it'])
+      const d = { title: a.title, description: a.description, body: a.body ?? '', tags: a.tagList }
+      return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, []))
+    },
+    async submit(ctx: Ctx): Promise<Outcome> {
+      if (!ctx.viewer || !ctx.token) return redirect('/login')
+      const d = draftOf(ctx.form)
+      const slug = ctx.params.slug
+      const article = { title: d.title, description: d.description, body: d.body, tagList: d.tags }
+      const res =
+        slug === undefined
+          ? await api(ctx.request, 'POST', '/articles', { token: ctx.token, body: { article } })
+          : await api(ctx.request, 'PUT', `/articles/${encodeURIComponent(slug)}`, { token: ctx.token, body: { article } })
+      if (res.status === 200 || res.status === 201) return redirect(articlePath(res.body.article.slug))
+      uncacheable(ctx)
+      if (res.status === 422) return page(form(ctx.path, d, errorLines(res)), 422)
+      return errorPage(ctx, res.status, errorLines(res))
+    },
+  }
+}

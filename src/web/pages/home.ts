@@ -1,0 +1,70 @@
+import type { ArticleReads } from '../../articles/reads.ts'
+import type { Built } from '../../cache/cache.ts'
+import { type Ctx, type Outcome, redirect, use } from '../context.ts'
+import { html } from '../html.ts'
+import { type ArticleJson, articleList, PAGE_SIZE, pageNumber } from './parts.ts'
+
+interface Deps {
+  articles: ArticleReads
+  tags: () => Promise<Built<string>>
+}
+
+const NO_FILTERS = { tag: [], author: [], favorited: [] }
+/** The most used tags the sidebar shows (the API lists them all). */
+const SIDEBAR_TAGS = 40
+
+/**
+ * The home page: the global feed, the signed-in user's feed (`?feed=following`)
+ * or a tag's articles (`/tag/:tag`), ten to a page (`?page=N`), and the
+ * popular tags beside.
+ */
+export function homePage({ articles, tags }: Deps) {
+  return async (ctx: Ctx): Promise<Outcome> => {
+    const tag = ctx.params.tag
+    const following = tag === undefined && ctx.query.get('feed') === 'following'
+    if (following && !ctx.viewer) return redirect('/login')
+    const pageNo = pageNumber(ctx.query)
+    const page = { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }
+    const [listed, popular] = await Promise.all([
+      following
+        ? articles.feed(page, ctx.viewerId)
+        : articles.list(tag === undefined ? NO_FILTERS : { ...NO_FILTERS, tag: [tag] }, page, ctx.viewerId),
+      tags(),
+    ])
+    const list = use<{ articles: ArticleJson[]; articlesCount: number }>(ctx, listed)
+    const tagNames = use<{ tags: string[] }>(ctx, popular).tags.slice(0, SIDEBAR_TAGS)
+    const base = tag !== undefined ? `/tag/${encodeURIComponent(tag)}` : following ? '/?feed=following' : '/'
+    const here = `${base}${pageNo > 1 ? `${base.includes('?') ? '&' : '?'}page=${pageNo}` : ''}`
+    const tab = (href: string, label: string, active: boolean) =>
+      html`<li class="nav-item"><a class="nav-link${active ? ' active' : ''}" href="${href}"${active ? html` aria-current="page"` : ''}>${label}</a></li>`
+    const main = html`<div class="home-page">
+${ctx.viewer ? html`` : html`<div class="banner"><div class="container"><h1 class="logo-font">conduit</h1><p>A place to share your knowledge.</p></div></div>`}
+<div class="container page">
+<div class="row">
+<div class="col-md-9">
+<div class="feed-toggle">
+<ul class="nav nav-pills outline-active">
+${ctx.viewer ? tab('/?feed=following', 'Your Feed', following) : html``}
+${tab('/', 'Global Feed', !following && tag === undefined)}
+${tag !== undefined ? tab(base, `#${tag}`, true) : html``}
+</ul>
+</div>
+${articleList(list, {
+  here,
+  page: pageNo,
+  base,
+  empty: following ? html`Your feed is empty. Follow some authors, or read the <a href="/">Global Feed</a>.` : undefined,
+})}
+</div>
+<div class="col-md-3">
+<aside class="sidebar" aria-label="Popular tags">
+<p>Popular Tags</p>
+${tagNames.length ? html`<div class="tag-list">${tagNames.map((t) => html`<a href="/tag/${encodeURIComponent(t)}" class="tag-default tag-pill">${t}</a>`)}</div>` : html`<div class="post-preview">No tags are here... yet.</div>`}
+</aside>
+</div>
+</div>
+</div>
+</div>`
+    return { kind: 'page', status: 200, title: tag !== undefined ? `#${tag}` : 'Home', main, here: 'home' }
+  }
+}

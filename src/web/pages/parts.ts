@@ -1,0 +1,120 @@
+import { type Html, html } from '../html.ts'
+import { articlePath, avatar, date, profilePath } from '../layout.ts'
+
+/** An article as the API answers it (lists carry no body). */
+export interface ArticleJson {
+  slug: string
+  title: string
+  description: string
+  body?: string
+  tagList: string[]
+  createdAt: string
+  updatedAt: string
+  favorited: boolean
+  favoritesCount: number
+  author: ProfileJson
+}
+export interface ProfileJson {
+  username: string
+  bio: string | null
+  image: string | null
+  following: boolean
+}
+export interface CommentJson {
+  id: number
+  createdAt: string
+  body: string
+  author: ProfileJson
+}
+
+/** Articles on a page of a list. */
+export const PAGE_SIZE = 10
+
+/** A form's hidden field: where to come back after the action (a path of this site only). */
+export const back = (path: string) => html`<input type="hidden" name="back" value="${path}">`
+
+/** Where a form's or a URL's `back` says to go: a path of this site, else `fallback`. */
+export function backTo(fields: URLSearchParams, fallback: string): string {
+  const b = fields.get('back')
+  return b?.startsWith('/') && !b.startsWith('//') && !b.startsWith('/\\') ? b : fallback
+}
+
+/** The sign-in page, then back to `path`. */
+export const signInThen = (path: string) => `/login?back=${encodeURIComponent(path)}`
+
+/** The API's errors as a list (`.error-messages`); nothing when there are none. */
+export const errorList = (errors: readonly string[]): Html =>
+  errors.length ? html`<ul class="error-messages" role="alert">${errors.map((e) => html`<li>${e}</li>`)}</ul>` : html``
+
+/** Who wrote an article and when: avatar, name, date. */
+export function articleMeta(a: ArticleJson, extra: Html = html``): Html {
+  return html`<div class="article-meta">
+<a href="${profilePath(a.author.username)}"><img src="${avatar(a.author.image)}" alt=""></a>
+<div class="info"><a class="author" href="${profilePath(a.author.username)}">${a.author.username}</a><span class="date"><time datetime="${a.createdAt}">${date(a.createdAt)}</time></span></div>
+${extra}
+</div>`
+}
+
+/** The favorite button: a form that turns the favorite on or off, then comes back to `here`. */
+export function favoriteButton(a: ArticleJson, here: string, long: boolean): Html {
+  const label = a.favorited ? (long ? 'Unfavorite Article' : 'Unfavorite') : long ? 'Favorite Article' : 'Favorite'
+  const cls = a.favorited ? 'btn-primary' : 'btn-outline-primary'
+  // (signed out, the same form: its action asks to sign in first)
+  const button = html`<button type="submit" class="btn btn-sm ${cls}${long ? '' : ' pull-xs-right'}" aria-pressed="${String(a.favorited)}"><i class="ion-heart" aria-hidden="true"></i> ${label} <span class="counter">(${a.favoritesCount})</span></button>`
+  return html`<form class="inline" method="post" action="${articlePath(a.slug)}/favorite">${back(here)}<input type="hidden" name="on" value="${a.favorited ? '0' : '1'}">${button}</form>`
+}
+
+/** The follow button: `Follow jake` / `Unfollow jake`. */
+export function followButton(p: ProfileJson, here: string): Html {
+  const label = `${p.following ? 'Unfollow' : 'Follow'} ${p.username}`
+  const cls = p.following ? 'btn-secondary' : 'btn-outline-secondary'
+  return html`<form class="inline" method="post" action="${profilePath(p.username)}/follow">${back(here)}<input type="hidden" name="on" value="${p.following ? '0' : '1'}"><button type="submit" class="btn btn-sm ${cls} action-btn"><i class="ion-plus-round" aria-hidden="true"></i> ${label}</button></form>`
+}
+
+/** An article in a list. */
+export function preview(a: ArticleJson, here: string): Html {
+  return html`<div class="article-preview">
+${articleMeta(a, favoriteButton(a, here, false))}
+<a href="${articlePath(a.slug)}" class="preview-link">
+<h1>${a.title}</h1>
+<p>${a.description}</p>
+<span>Read more...</span>
+${tagList(a.tagList, true)}
+</a>
+</div>`
+}
+
+/** An article's tags. */
+export const tagList = (tags: readonly string[], outline: boolean): Html =>
+  tags.length
+    ? html`<ul class="tag-list">${tags.map((t) => html`<li class="tag-default tag-pill${outline ? ' tag-outline' : ''}">${t}</li>`)}</ul>`
+    : html``
+
+/** A list of articles with its pages (`?page=N`); `base` is the list's path with its other parameters. */
+export function articleList(
+  list: { articles: ArticleJson[]; articlesCount: number },
+  o: { here: string; page: number; base: string; empty?: Html },
+): Html {
+  if (list.articles.length === 0)
+    return html`<div class="article-preview empty-feed-message">${o.empty ?? 'No articles are here... yet.'}</div>`
+  const pages = Math.ceil(list.articlesCount / PAGE_SIZE)
+  const sep = o.base.includes('?') ? '&' : '?'
+  const pageLink = (n: number) =>
+    html`<li class="page-item${n === o.page ? ' active' : ''}"><a class="page-link" href="${n === 1 ? o.base : `${o.base}${sep}page=${n}`}"${n === o.page ? html` aria-current="page"` : ''}>${n}</a></li>`
+  return html`${list.articles.map((a) => preview(a, o.here))}
+${pages > 1 ? html`<ul class="pagination" aria-label="Pages">${pageNumbers(o.page, pages).map(pageLink)}</ul>` : html``}`
+}
+
+/** The page links shown: at most ten around the current page, the first and the last always. */
+export function pageNumbers(current: number, pages: number): number[] {
+  const start = Math.max(1, Math.min(current - 4, pages - 9))
+  const shown = new Set([1, pages])
+  for (let n = start; n <= Math.min(pages, start + 9); n++) shown.add(n)
+  return [...shown].sort((a, b) => a - b)
+}
+
+/** `?page=N` as a page number from 1 (anything else is page 1). */
+export function pageNumber(query: URLSearchParams): number {
+  const n = Number(query.get('page'))
+  return Number.isInteger(n) && n >= 1 && n <= 100_000 ? n : 1
+}
