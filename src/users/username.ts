@@ -77,7 +77,8 @@ export function scriptsOf(name: string): Set<string> {
 
 /** Why a (normalised) username is refused, or undefined when it is fine. */
 export function usernameProblem(name: string): string | undefined {
-  if (!ALLOWED.test(name) || INVISIBLE.test(name)) return 'is invalid'
+  // `.` and `..` are path segments every URL parser removes: /profile/.. is /
+  if (!ALLOWED.test(name) || INVISIBLE.test(name) || name === '.' || name === '..') return 'is invalid'
   const scripts = scriptsOf(name)
   if (scripts.size > 1 && !COMBINATIONS.some((c) => [...scripts].every((s) => c.has(s)))) {
     return 'mixes letters of different scripts'

@@ -259,11 +259,14 @@ describe('usernames', () => {
     }
   })
 
-  test('invisible characters and mixed scripts are refused', async () => {
+  test('invisible characters, mixed scripts and the path segments . and .. are refused', async () => {
     const app = await testApp(cheap)
     const cases: [string, string][] = [
       ['\u3164alice', 'is invalid'], // Hangul filler (a "letter" nobody sees)
       ['ali\u115Fce', 'is invalid'],
+      ['.', 'is invalid'], // /profile/. is /profile/ to every browser
+      ['..', 'is invalid'],
+      ['．．', 'is invalid'], // full-width dots: `..` once in NFKC
       ['\u0430lice', 'mixes letters of different scripts'], // Cyrillic а
       ['pаypal', 'mixes letters of different scripts'],
       ['αlpha', 'mixes letters of different scripts'], // Greek alpha
@@ -276,7 +279,7 @@ describe('usernames', () => {
 
   test('names of one script, or the script mixes languages use, are fine', async () => {
     const app = await testApp(cheap)
-    for (const name of ['алиса', 'たなか太郎', '김민수', 'tanaka太郎', 'Ελένη', 'user_1.x-y']) {
+    for (const name of ['алиса', 'たなか太郎', '김민수', 'tanaka太郎', 'Ελένη', 'user_1.x-y', '...', '.x']) {
       const res = await register(app, name)
       expect({ name, status: res.status }).toEqual({ name, status: 201 })
       expect(res.body.user.username).toBe(name.normalize('NFKC'))
