@@ -42,7 +42,7 @@ export function articlePage({ articles, comments }: Deps) {
       return html`<div class="card">
 <div class="card-block"><p class="card-text">${c.body}</p></div>
 <div class="card-footer">
-<a class="comment-author" href="${profilePath(c.author.username)}"><img class="comment-author-img" src="${avatar(c.author.image)}" alt=""></a>
+<a class="comment-author" href="${profilePath(c.author.username)}" tabindex="-1" aria-hidden="true"><img class="comment-author-img" src="${avatar(c.author.image)}" alt=""></a>
 <a class="comment-author" href="${profilePath(c.author.username)}">${c.author.username}</a>
 <span class="date-posted"><time datetime="${c.createdAt}">${date(c.createdAt)}</time></span>
 ${own ? html`<span class="mod-options"><form class="inline" method="post" action="${here}/comments/${String(c.id)}/delete"><button type="submit" class="icon-button" aria-label="Delete this comment"><i class="ion-trash-a" aria-hidden="true"></i></button></form></span>` : html``}

@@ -23,6 +23,6 @@ export function errorPage(ctx: Ctx, status: number, lines: readonly string[]): O
     status,
     title,
     here: 'none',
-    main: html`<div class="container page error-page"><h1>${title}</h1><ul class="error-messages" role="alert">${lines.map((l) => html`<li>${l}</li>`)}</ul><p><a href="/">Back to the home page</a></p></div>`,
+    main: html`<div class="container page error-page"><h1>${title}</h1><div role="alert"><ul class="error-messages">${lines.map((l) => html`<li>${l}</li>`)}</ul></div><p><a href="/">Back to the home page</a></p></div>`,
   }
 }

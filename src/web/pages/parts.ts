@@ -36,7 +36,10 @@ export const back = (path: string) => html`<input type="hidden" name="back" valu
 /** Where a form's or a URL's `back` says to go: a path of this site, else `fallback`. */
 export function backTo(fields: URLSearchParams, fallback: string): string {
   const b = fields.get('back')
-  return b?.startsWith('/') && !b.startsWith('//') && !b.startsWith('/\\') ? b : fallback
+  // resolved as a browser would (which drops tabs and newlines: `/\t/evil.example`), it must stay on this site
+  if (!b?.startsWith('/')) return fallback
+  const url = URL.parse(b, 'http://site.invalid')
+  return url?.origin === 'http://site.invalid' ? url.pathname + url.search + url.hash : fallback
 }
 
 /** The sign-in page, then back to `path`. */
@@ -44,12 +47,12 @@ export const signInThen = (path: string) => `/login?back=${encodeURIComponent(pa
 
 /** The API's errors as a list (`.error-messages`); nothing when there are none. */
 export const errorList = (errors: readonly string[]): Html =>
-  errors.length ? html`<ul class="error-messages" role="alert">${errors.map((e) => html`<li>${e}</li>`)}</ul>` : html``
+  errors.length ? html`<div role="alert"><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul></div>` : html``
 
 /** Who wrote an article and when: avatar, name, date. */
 export function articleMeta(a: ArticleJson, extra: Html = html``): Html {
   return html`<div class="article-meta">
-<a href="${profilePath(a.author.username)}"><img src="${avatar(a.author.image)}" alt=""></a>
+<a href="${profilePath(a.author.username)}" tabindex="-1" aria-hidden="true"><img src="${avatar(a.author.image)}" alt=""></a>
 <div class="info"><a class="author" href="${profilePath(a.author.username)}">${a.author.username}</a><span class="date"><time datetime="${a.createdAt}">${date(a.createdAt)}</time></span></div>
 ${extra}
 </div>`
