@@ -7,7 +7,6 @@ import { DatabaseUnavailable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
 import type { Tokens } from '../http/auth.ts'
 import { pathAndQuery, pathOf } from '../http/url.ts'
-import { keys } from '../keys/keys.ts'
 import type { Logger } from '../log.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
 import type { Api } from './api.ts'
@@ -178,8 +177,7 @@ export function webFeature(d: Deps) {
     }
     const body = page({ title: outcome.title, me: ctx.me, here: outcome.here ?? 'none', main: outcome.main }).value
     if (outcome.status === 200 && ctx.deps && match && request.method === 'GET') {
-      // the navbar shows the user's profile; a page is kept until anything it shows changes
-      if (viewerId) ctx.deps.push(keys.user(viewerId))
+      // kept until anything it shows changes (the navbar's user among them: viewerDeps)
       keep(viewerId, key, body, ctx.deps, at)
     }
     return respond(outcome.status, request.method === 'HEAD' ? null : body, extra)

@@ -37,18 +37,13 @@ export const endSession = (secure: boolean): string =>
 /**
  * Whether a form post comes from a page of this site. Browsers say where a
  * request comes from: `Sec-Fetch-Site` (every current one), else `Origin`,
- * which must name this host. A request that says neither (not a browser's
+ * which must name this site's host. A request that says neither (not a browser's
  * form) is refused too: the forms are for browsers; programs use the API.
  */
 export function sameSite(request: Request): boolean {
   const site = request.headers.get('sec-fetch-site')
   if (site !== null) return site === 'same-origin'
   const origin = request.headers.get('origin')
-  const host = request.headers.get('host')
-  if (origin === null || origin === 'null' || host === null) return false
-  try {
-    return new URL(origin).host === host
-  } catch {
-    return false
-  }
+  if (origin === null || origin === 'null') return false
+  return URL.parse(origin)?.host === URL.parse(request.url)?.host
 }

@@ -1,0 +1,425 @@
+import { describe, expect, test } from 'bun:test'
+import type { Config } from '../../src/config.ts'
+import { SESSION_COOKIE } from '../../src/web/session.ts'
+import { type TestApp, testApp } from '../support/app.ts'
+import { addComment, favorite, follow } from '../support/conduit.ts'
+import { createArticle, registerUser, unique } from '../support/fixtures.ts'
+
+/**
+ * The web app over HTTP, on the backend under test: every page and its
+ * headers, the session cookie, the forms refused from other sites (and
+ * changing nothing), the forms' errors, and the page cache's exactness.
+ * What only a browser can tell (scripts run or not, axe, the keyboard) is
+ * in browser.test.ts.
+ */
+
+interface PageAnswer {
+  status: number
+  headers: Headers
+  text: string
+  /** where a 303 sends the browser */
+  location: string | null
+  /** the Set-Cookie header, if any */
+  cookie: string | null
+}
+
+interface Options {
+  /** the API token the session cookie holds */
+  session?: string
+  headers?: Record<string, string>
+  /** the request's URL's origin (https:// for a site behind TLS) */
+  origin?: string
+}
+
+/** As a browser sends it: a page of this site asks (Sec-Fetch-Site), the session in its cookie. */
+async function request(app: TestApp, method: string, path: string, body: string | undefined, o: Options = {}): Promise<PageAnswer> {
+  const headers: Record<string, string> = { accept: 'text/html', ...o.headers }
+  if (o.session) headers.cookie = `theme=dark; ${SESSION_COOKIE}=${o.session}`
+  if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded'
+  const res = await app.app.respond(new Request(`${o.origin ?? 'http://localhost'}${path}`, { method, headers, body }))
+  return {
+    status: res.status,
+    headers: res.headers,
+    text: await res.text(),
+    location: res.headers.get('location'),
+    cookie: res.headers.get('set-cookie'),
+  }
+}
+const get = (app: TestApp, path: string, o: Options = {}) => request(app, 'GET', path, undefined, o)
+const post = (app: TestApp, path: string, fields: Record<string, string | string[]>, o: Options = {}) => {
+  const form = new URLSearchParams()
+  for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) form.append(k, one)
+  return request(app, 'POST', path, form.toString(), { ...o, headers: { 'sec-fetch-site': 'same-origin', ...o.headers } })
+}
+/** The token a Set-Cookie starts a session with. */
+const tokenOf = (cookie: string | null) => new RegExp(`^${SESSION_COOKIE}=([^;]+);`).exec(cookie ?? '')?.[1]
+/** The text a page shows, its markup removed (for "shows X" checks that do not depend on the markup). */
+const shown = (html: string) =>
+  html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+
+async function site(config: Partial<Config> = {}) {
+  const app = await testApp(config)
+  const ada = await registerUser(app, { username: unique('ada') })
+  const bob = await registerUser(app, { username: unique('bob') })
+  const article = await createArticle(app, ada.token, { title: 'Hello there', body: 'Some *text*.', tagList: ['intro'] })
+  return { app, ada, bob, slug: article.slug as string }
+}
+
+describe('the web app over HTTP', () => {
+  test('every page answers HTML with the page headers; a signed-out reader is sent to sign in for the editor and settings', async () => {
+    const { app, ada, slug } = await site()
+    const pages: [string, string | undefined, number][] = [
+      ['/', undefined, 200],
+      ['/?page=2', undefined, 200],
+      ['/tag/intro', undefined, 200],
+      [`/article/${slug}`, undefined, 200],
+      [`/profile/${ada.username}`, undefined, 200],
+      [`/profile/${ada.username}/favorites`, undefined, 200],
+      ['/login', undefined, 200],
+      ['/register', undefined, 200],
+      ['/no-such-page', undefined, 404],
+      ['/article/no-such-article', undefined, 404],
+      ['/profile/nobody-here', undefined, 404],
+      ['/', ada.token, 200],
+      ['/?feed=following', ada.token, 200],
+      ['/editor', ada.token, 200],
+      [`/editor/${slug}`, ada.token, 200],
+      ['/settings', ada.token, 200],
+    ]
+    for (const [path, session, status] of pages) {
+      const res = await get(app, path, { session })
+      const csp = res.headers.get('content-security-policy') ?? ''
+      expect({ path, status: res.status, type: res.headers.get('content-type'), doctype: res.text.startsWith('<!doctype html>') }).toEqual({
+        path,
+        status,
+        type: 'text/html; charset=utf-8',
+        doctype: true,
+      })
+      expect({ path, script: csp.includes("script-src 'self'"), frames: csp.includes("frame-ancestors 'none'") }).toEqual({
+        path,
+        script: true,
+        frames: true,
+      })
+      expect(csp).not.toContain('unsafe-inline')
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('x-frame-options')).toBe('DENY')
+      // a page that shows a user's data is never kept by a shared cache
+      expect(res.headers.get('cache-control')).toBe('no-cache')
+      expect({ path, inline: /<script(?![^>]*\bsrc=)[^>]*>/.test(res.text) }).toEqual({ path, inline: false })
+    }
+    for (const path of ['/editor', `/editor/${slug}`, '/settings']) {
+      const res = await get(app, path)
+      expect({ path, status: res.status, location: res.location }).toEqual({ path, status: 303, location: '/login' })
+    }
+    const head = await request(app, 'HEAD', '/', undefined)
+    expect({ status: head.status, text: head.text }).toEqual({ status: 200, text: '' })
+    const other = await request(app, 'PUT', '/login', 'x=1', { headers: { 'sec-fetch-site': 'same-origin' } })
+    expect(other.status).toBe(405)
+  })
+
+  test('signing up starts a session: the API token in an HttpOnly, SameSite=Lax cookie as long as the token lasts, Secure over TLS', async () => {
+    const app = await testApp()
+    const username = unique('carol')
+    const res = await post(app, '/register', { username, email: `${username}@example.com`, password: 'password123' })
+    expect({ status: res.status, location: res.location }).toEqual({ status: 303, location: '/' })
+    expect(res.cookie).toMatch(
+      new RegExp(`^${SESSION_COOKIE}=[^;]+; Path=/; HttpOnly; SameSite=Lax; Max-Age=${app.config.tokenTtlSeconds}$`),
+    )
+    // the cookie holds the API's own token: the same user, the same rules
+    const token = tokenOf(res.cookie)!
+    expect((await app.request('GET', '/api/user', { token })).body.user.username).toBe(username)
+    const home = await get(app, '/', { session: token })
+    expect(shown(home.text)).toContain(`${username}`)
+    expect(home.text).toContain('href="/editor"')
+
+    // behind TLS: the request's own scheme, or a trusted proxy's word for it
+    const tls = await post(app, '/login', { email: `${username}@example.com`, password: 'password123' }, { origin: 'https://localhost' })
+    expect(tls.cookie).toEndWith('; Secure')
+    const forwarded = { 'x-forwarded-proto': 'https' }
+    const untrusted = await post(app, '/login', { email: `${username}@example.com`, password: 'password123' }, { headers: forwarded })
+    expect(untrusted.status).toBe(303)
+    expect(untrusted.cookie).not.toContain('Secure')
+    const proxied = await testApp({ trustProxy: true })
+    const name2 = unique('dave')
+    const behind = await post(
+      proxied,
+      '/register',
+      { username: name2, email: `${name2}@example.com`, password: 'password123' },
+      { headers: forwarded },
+    )
+    expect(behind.status).toBe(303)
+    expect(behind.cookie).toEndWith('; Secure')
+
+    // signing out ends it
+    const out = await post(app, '/logout', {}, { session: token })
+    expect({ status: out.status, location: out.location }).toEqual({ status: 303, location: '/' })
+    expect(out.cookie).toBe(`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`)
+  })
+
+  test('a refused sign-in or sign-up shows the API’s errors, keeps what was typed (but the password) and starts no session', async () => {
+    const { app, ada } = await site()
+    const wrong = await post(app, '/login', { email: ada.email, password: 'not-the-password' })
+    expect(wrong.status).toBe(401)
+    expect(wrong.cookie).toBeNull()
+    expect(shown(wrong.text)).toContain('credentials invalid')
+    expect(wrong.text).toContain(`value="${ada.email}"`)
+    expect(wrong.text).not.toContain('not-the-password')
+
+    const taken = await post(app, '/register', { username: unique('eve'), email: ada.email, password: 'password123' })
+    expect(taken.status).toBe(409)
+    expect(taken.cookie).toBeNull()
+    expect(shown(taken.text)).toContain('email has already been taken')
+    const blank = await post(app, '/register', { username: '', email: '', password: '' })
+    expect(blank.status).toBe(422)
+    expect(shown(blank.text)).toContain("username can't be blank")
+    expect(shown(blank.text)).toContain("password can't be blank")
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(2)
+  })
+
+  test('signing in sends back where the reader was, but only to a page of this site', async () => {
+    const { app, ada, slug } = await site()
+    const login = (back: string) => post(app, `/login?back=${encodeURIComponent(back)}`, { email: ada.email, password: ada.password })
+    expect((await login(`/article/${slug}`)).location).toBe(`/article/${slug}`)
+    for (const back of ['//evil.example/', '/\\evil.example', '/\t/evil.example', 'https://evil.example/', 'javascript:alert(1)'])
+      expect({ back, location: (await login(back)).location }).toEqual({ back, location: '/' })
+  })
+
+  test('every form that changes something refuses a post from another site, and changes nothing', async () => {
+    const { app, ada, bob, slug } = await site()
+    const comment = await addComment(app, ada.token, slug, 'First!')
+    /** What the forms below would change, as the API reports it. */
+    const state = async () => {
+      const [user, article, comments, profile, list] = await Promise.all([
+        app.request('GET', '/api/user', { token: ada.token }),
+        app.request('GET', `/api/articles/${slug}`, { token: ada.token }),
+        app.request('GET', `/api/articles/${slug}/comments`),
+        app.request('GET', `/api/profiles/${bob.username}`, { token: ada.token }),
+        app.request('GET', '/api/articles'),
+      ])
+      return {
+        user: user.body.user.bio,
+        article: article.body.article,
+        comments: comments.body.comments.length,
+        follows: profile.body.profile.following,
+        articles: list.body.articlesCount,
+      }
+    }
+    const before = await state()
+    // (in this order, so that all but the last four can be sent for real below)
+    const forms: [string, Record<string, string>][] = [
+      ['/settings', { username: ada.username, email: ada.email, bio: 'changed', image: '' }],
+      ['/editor', { title: 'Forged', description: 'd', body: 'b' }],
+      [`/article/${slug}/favorite`, { on: '1' }],
+      [`/article/${slug}/comments`, { body: 'forged' }],
+      [`/article/${slug}/comments/${comment.id}/delete`, {}],
+      [`/profile/${bob.username}/follow`, { on: '1' }],
+      [`/editor/${slug}`, { title: 'Hello there', description: 'Forged', body: 'b' }],
+      [`/article/${slug}/delete`, {}],
+      ['/logout', {}],
+      ['/login', { email: ada.email, password: ada.password }],
+      ['/register', { username: unique('mallory'), email: `${unique('m')}@example.com`, password: 'password123' }],
+    ]
+    const foreign: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { 'sec-fetch-site': 'none' },
+      { 'sec-fetch-site': '', origin: 'http://evil.example' },
+      { origin: 'http://evil.example' },
+      { origin: 'null' },
+      { origin: 'http://localhost.evil.example' },
+      {},
+    ]
+    for (const [path, fields] of forms)
+      for (const headers of foreign) {
+        const h = { ...headers }
+        if (h['sec-fetch-site'] === '') delete h['sec-fetch-site']
+        const form = new URLSearchParams(fields).toString()
+        const res = await request(app, 'POST', path, form, { session: ada.token, headers: h })
+        expect({ path, headers, status: res.status, cookie: res.cookie }).toEqual({ path, headers, status: 403, cookie: null })
+      }
+    expect(await state()).toEqual(before)
+
+    // the same forms from a page of this site do what they say (so the refusals above are not for another reason)
+    const sameOrigin: Record<string, string>[] = [{ 'sec-fetch-site': 'same-origin' }, { origin: 'http://localhost' }]
+    for (const headers of sameOrigin) {
+      const res = await request(app, 'POST', `/article/${slug}/comments`, 'body=mine', { session: ada.token, headers })
+      expect({ headers, status: res.status }).toEqual({ headers, status: 303 })
+    }
+    expect((await state()).comments).toBe(before.comments + 2)
+    for (const [path, fields] of forms.slice(0, 7)) {
+      const res = await post(app, path, fields, { session: ada.token })
+      expect({ path, status: res.status }).toEqual({ path, status: 303 })
+    }
+    const after = await state()
+    expect(after.user).toBe('changed')
+    expect(after.follows).toBe(true)
+    expect(after.articles).toBe(before.articles + 1)
+    expect(after.comments).toBe(before.comments + 2) // the forged one and the first deleted
+    expect(after.article.description).toBe('Forged')
+  })
+
+  test('a form’s errors come back on its page, with what was typed, and nothing is stored', async () => {
+    const { app, ada, slug } = await site()
+    const empty = await post(app, '/editor', { title: '', description: 'about', body: 'text', tag: ['kept'] }, { session: ada.token })
+    expect(empty.status).toBe(422)
+    expect(shown(empty.text)).toContain("title can't be blank")
+    expect(empty.text).toContain('value="about"')
+    expect(empty.text).toContain('value="kept"')
+    const bob = await post(
+      app,
+      '/settings',
+      { username: ada.username, email: 'not an email', bio: 'new', image: '' },
+      { session: ada.token },
+    )
+    expect(bob.status).toBe(422)
+    expect(shown(bob.text)).toContain('email is invalid')
+    expect((await app.request('GET', '/api/user', { token: ada.token })).body.user.bio).toBeNull()
+    expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(1)
+
+    // someone else's article: its editor and its forms are refused
+    const other = await registerUser(app, { username: unique('zed') })
+    expect((await get(app, `/editor/${slug}`, { session: other.token })).status).toBe(403)
+    expect((await post(app, `/editor/${slug}`, { title: 'Mine now', description: 'd', body: 'b' }, { session: other.token })).status).toBe(
+      403,
+    )
+    expect((await post(app, `/article/${slug}/delete`, {}, { session: other.token })).status).toBe(403)
+    expect((await app.request('GET', `/api/articles/${slug}`)).body.article.title).toBe('Hello there')
+
+    // a body larger than the limit is refused before it is read
+    const big = await post(app, `/article/${slug}/comments`, { body: 'x'.repeat(app.config.bodyLimitBytes + 1) }, { session: ada.token })
+    expect(big.status).toBe(413)
+    expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
+  })
+
+  test('a session whose token no longer works is ended, and the page is served signed out', async () => {
+    const { app, ada } = await site()
+    for (const session of ['not-a-token', `${ada.token.slice(0, -4)}AAAA`]) {
+      const res = await get(app, '/', { session })
+      expect(res.status).toBe(200)
+      expect(res.cookie).toBe(`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`)
+      expect(res.text).toContain('href="/login"')
+    }
+    // a password changed elsewhere revokes the session's token (the changer's own token is kept)
+    const other = await app.request('POST', '/api/users/login', { body: { user: { email: ada.email, password: ada.password } } })
+    const put = await app.request('PUT', '/api/user', { token: other.body.user.token, body: { user: { password: 'a-new-password' } } })
+    expect(put.status).toBe(200)
+    const revoked = await get(app, '/settings', { session: ada.token })
+    expect({ status: revoked.status, location: revoked.location }).toEqual({ status: 303, location: '/login' })
+    expect(revoked.cookie).toContain('Max-Age=0')
+  })
+
+  test('changing the password in the settings keeps the session; the API’s other tokens stop working', async () => {
+    const { app, ada } = await site()
+    const elsewhere = (await app.request('POST', '/api/users/login', { body: { user: { email: ada.email, password: ada.password } } })).body
+      .user.token
+    const res = await post(
+      app,
+      '/settings',
+      { username: ada.username, email: ada.email, bio: '', image: '', password: 'a-new-password' },
+      { session: ada.token },
+    )
+    expect({ status: res.status, location: res.location }).toEqual({ status: 303, location: `/profile/${ada.username}` })
+    const session = tokenOf(res.cookie)!
+    expect((await get(app, '/settings', { session })).status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: elsewhere })).status).toBe(401)
+    const login = await post(app, '/login', { email: ada.email, password: 'a-new-password' })
+    expect(login.status).toBe(303)
+  })
+})
+
+describe('pages are kept, and dropped, as exactly as the API’s answers', () => {
+  /** A page twice: the second is the kept one, when it is kept. */
+  const twice = async (app: TestApp, path: string, session?: string) => {
+    const first = await get(app, path, { session })
+    const second = await get(app, path, { session })
+    expect(second.text).toBe(first.text)
+    return shown(second.text)
+  }
+
+  test('the pages are kept: an anonymous reader’s in the shared slab, a user’s in theirs', async () => {
+    const { app, ada, slug } = await site()
+    await twice(app, `/article/${slug}`)
+    await twice(app, `/article/${slug}`, ada.token)
+    expect(app.app.caches.responses.get(`/article/${slug}`)).toBeDefined()
+    const id = (await app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', ada.username))!.id
+    expect(app.app.caches.viewerResponses.get(`${id} /article/${slug}`)).toBeDefined()
+  })
+
+  test('every kind of write is on the next page load, for the reader who made it and for everyone else', async () => {
+    const { app, ada, bob, slug } = await site()
+    const pages = (path: string) => Promise.all([twice(app, path), twice(app, path, ada.token), twice(app, path, bob.token)])
+    const article = `/article/${slug}`
+    await pages('/')
+    await pages(article)
+    await pages(`/profile/${ada.username}`)
+    await pages('/tag/intro')
+
+    // a new article: home, the tag's page, the author's profile
+    const created = await createArticle(app, bob.token, { title: 'Second post', tagList: ['intro', 'fresh'] })
+    for (const text of await pages('/')) expect(text).toContain('Second post')
+    for (const text of await pages('/')) expect(text).toContain('fresh') // popular tags
+    for (const text of await pages('/tag/intro')) expect(text).toContain('Second post')
+
+    // a favorite: the count on every page that shows the article; the favoriter's button
+    await favorite(app, bob.token, slug)
+    const [anon, , asBob] = await pages(article)
+    expect(anon).toContain('Favorite Article (1)')
+    expect(asBob).toContain('Unfavorite Article (1)')
+    for (const text of await pages(`/profile/${bob.username}/favorites`)) expect(text).toContain('Hello there')
+
+    // a follow: the follower's buttons and their feed
+    await follow(app, ada.token, bob.username)
+    expect((await pages(`/article/${created.slug}`))[1]).toContain(`Unfollow ${bob.username}`)
+    expect(shown((await get(app, '/?feed=following', { session: ada.token })).text)).toContain('Second post')
+
+    // a comment, then its deletion
+    const c = await addComment(app, bob.token, slug, 'A comment to remove')
+    for (const text of await pages(article)) expect(text).toContain('A comment to remove')
+    expect((await app.request('DELETE', `/api/articles/${slug}/comments/${c.id}`, { token: bob.token })).status).toBe(204)
+    for (const text of await pages(article)) expect(text).not.toContain('A comment to remove')
+
+    // an edit of the article: its page, the lists
+    expect(
+      (await app.request('PUT', `/api/articles/${slug}`, { token: ada.token, body: { article: { title: 'Hello again' } } })).status,
+    ).toBe(200)
+    for (const text of await pages('/')) expect(text).toContain('Hello again')
+
+    // the author's profile: every page that shows it, and the navbar of the author's own pages
+    // (/tag/fresh shows only bob's article: as ada, only its navbar depends on ada)
+    expect(await twice(app, '/tag/fresh', ada.token)).toContain(ada.username)
+    const bio = await app.request('PUT', '/api/user', {
+      token: ada.token,
+      body: { user: { bio: 'Writes now.', username: `${ada.username}x` } },
+    })
+    expect(bio.status).toBe(200)
+    const renamed = `${ada.username}x`
+    for (const text of await pages('/')) expect(text).toContain(renamed)
+    const own = await get(app, '/tag/fresh', { session: ada.token })
+    expect(own.text).toContain(`href="/profile/${renamed}"><img class="user-pic"`)
+    for (const text of await pages(`/profile/${renamed}`)) expect(text).toContain('Writes now.')
+
+    // a deleted article: gone from every list, its page a 404
+    expect((await app.request('DELETE', `/api/articles/${created.slug}`, { token: bob.token })).status).toBe(204)
+    for (const text of await pages('/')) expect(text).not.toContain('Second post')
+    expect((await get(app, `/article/${created.slug}`)).status).toBe(404)
+  })
+
+  test('a user’s page is never served to another reader', async () => {
+    const { app, ada, bob } = await site()
+    /** The user the navbar names, if any. */
+    const navbarUser = (html: string) => /href="\/profile\/([^"]+)"[^>]*><img class="user-pic"/.exec(html)?.[1] ?? null
+    for (const path of ['/', '/tag/intro', `/profile/${ada.username}`]) {
+      expect(navbarUser((await get(app, path, { session: ada.token })).text)).toBe(ada.username)
+      expect(navbarUser((await get(app, path)).text)).toBeNull()
+      expect(navbarUser((await get(app, path, { session: bob.token })).text)).toBe(bob.username)
+      expect(navbarUser((await get(app, path, { session: ada.token })).text)).toBe(ada.username)
+    }
+  })
+})
