@@ -8,12 +8,28 @@ import type { TagReadSql } from './store.ts'
 
 /**
  * GET /api/tags as JSON: the same for every viewer. Every new article bumps
- * the tag list, and the requests that miss it meanwhile share one read.
+ * the tag list, and the requests that miss it meanwhile share one read. The
+ * last list is kept until then: the web app's pages read it on every build.
  */
 export function tagsJson(tags: TagReadSql, versions: Versions): () => Promise<Built<string>> {
   const deps = [keys.tags]
   const reads = new Flights<0, Built<string>>(versions)
-  return () => reads.share(0, deps, async () => ({ value: `{"tags":${JSON.stringify(await tags.popular())}}`, deps }))
+  const kept = { builtAt: -1, deps, built: Promise.resolve({ value: '', deps }) }
+  return () => {
+    if (kept.builtAt >= 0 && versions.revalidate(kept)) return kept.built
+    const at = versions.clock
+    return reads.share(
+      0,
+      deps,
+      async () => {
+        const built = { value: `{"tags":${JSON.stringify(await tags.popular())}}`, deps }
+        kept.builtAt = at
+        kept.built = Promise.resolve(built)
+        return built
+      },
+      at,
+    )
+  }
 }
 
 export const TagsResponse = t.Object({ tags: t.Array(t.String(), { description: 'tags in use, most used first' }) })

@@ -17,9 +17,12 @@ export interface Me {
 /** An avatar's URL: the user's image when it is an http(s) URL, else the default (never a `javascript:` or `data:` URL). */
 export const avatar = (image: string | null | undefined): string => (image && isHttpUrl(image) ? image : DEFAULT_AVATAR)
 
-const DATE = new Intl.DateTimeFormat('en-US', { month: 'long', day: 'numeric', year: 'numeric', timeZone: 'UTC' })
-/** `November 27, 2026` */
-export const date = (iso: string): string => DATE.format(new Date(iso))
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+/** `November 27, 2026` (UTC), by hand: Intl's formatter stood out in a built page's profile */
+export const date = (iso: string): string => {
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()}`
+}
 
 export const profilePath = (username: string) => `/profile/${encodeURIComponent(username)}`
 export const articlePath = (slug: string) => `/article/${encodeURIComponent(slug)}`

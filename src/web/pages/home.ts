@@ -1,7 +1,7 @@
 import type { ArticleReads } from '../../articles/reads.ts'
 import type { Built } from '../../cache/cache.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
-import { html } from '../html.ts'
+import { type Html, html } from '../html.ts'
 import { type ArticleJson, articleList, PAGE_SIZE, pageNumber } from './parts.ts'
 
 interface Deps {
@@ -19,6 +19,19 @@ const SIDEBAR_TAGS = 40
  * popular tags beside.
  */
 export function homePage({ articles, tags }: Deps) {
+  // the tag list changes with new articles only: parsed once per list, not per page built
+  const sidebars = new WeakMap<Built<string>, Html>()
+  const sidebar = (ctx: Ctx, popular: Built<string>): Html => {
+    let made = sidebars.get(popular)
+    if (made === undefined) {
+      const names = use<{ tags: string[] }>(ctx, popular).tags.slice(0, SIDEBAR_TAGS)
+      made = names.length
+        ? html`<div class="tag-list">${names.map((t) => html`<a href="/tag/${encodeURIComponent(t)}" class="tag-default tag-pill">${t}</a>`)}</div>`
+        : html`<div class="post-preview">No tags are here... yet.</div>`
+      sidebars.set(popular, made)
+    } else if (ctx.deps) for (const k of popular.deps) ctx.deps.push(k)
+    return made
+  }
   return async (ctx: Ctx): Promise<Outcome> => {
     const tag = ctx.params.tag
     const following = tag === undefined && ctx.query.get('feed') === 'following'
@@ -32,7 +45,7 @@ export function homePage({ articles, tags }: Deps) {
       tags(),
     ])
     const list = use<{ articles: ArticleJson[]; articlesCount: number }>(ctx, listed)
-    const tagNames = use<{ tags: string[] }>(ctx, popular).tags.slice(0, SIDEBAR_TAGS)
+    const popularTags = sidebar(ctx, popular)
     const base = tag !== undefined ? `/tag/${encodeURIComponent(tag)}` : following ? '/?feed=following' : '/'
     const here = `${base}${pageNo > 1 ? `${base.includes('?') ? '&' : '?'}page=${pageNo}` : ''}`
     const tab = (href: string, label: string, active: boolean) =>
@@ -59,7 +72,7 @@ ${articleList(list, {
 <div class="col-md-3">
 <aside class="sidebar" aria-label="Popular tags">
 <p>Popular Tags</p>
-${tagNames.length ? html`<div class="tag-list">${tagNames.map((t) => html`<a href="/tag/${encodeURIComponent(t)}" class="tag-default tag-pill">${t}</a>`)}</div>` : html`<div class="post-preview">No tags are here... yet.</div>`}
+${popularTags}
 </aside>
 </div>
 </div>
