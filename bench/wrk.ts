@@ -123,6 +123,7 @@ local headers = {}
 init = function(args)
   path = args[1]
   if args[2] ~= nil and #args[2] > 0 then headers['Authorization'] = 'Token ' .. args[2] end
+  for k, v in pairs(extra_headers or {}) do headers[k] = v end
   math.randomseed(os.time())
   counter = math.random(1, 1000000000)
 end
@@ -339,7 +340,7 @@ function mixScript(countStatuses: boolean): string {
 
 export type WrkScript =
   | { kind: 'fixed'; method: string; path: string; headers: Record<string, string>; body?: string }
-  | { kind: 'unique'; path: string; token: string }
+  | { kind: 'unique'; path: string; token: string; headers?: Record<string, string> }
   | { kind: 'create'; token: string; tagList: string[] }
   | { kind: 'favorite'; slugsFile: string; tokens: string[] }
   /** writePct: % of all requests that are writes; statuses: count responses per status in these phases */
@@ -355,9 +356,11 @@ function prepare(dir: string, s: WrkScript, phase: string): { file: string; args
     case 'fixed':
       writeFileSync(file, fixedScript(s.method, s.path, s.headers, s.body) + DONE)
       return { file, args: [] }
-    case 'unique':
-      writeFileSync(file, UNIQUE + DONE)
+    case 'unique': {
+      const extra = Object.entries(s.headers ?? {}).map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+      writeFileSync(file, `extra_headers = { ${extra.join(', ')} }\n${UNIQUE}${DONE}`)
       return { file, args: [s.path, s.token] }
+    }
     case 'create': {
       writeFileSync(file, CREATE + DONE)
       const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex') + phase
