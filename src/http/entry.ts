@@ -153,10 +153,12 @@ export function requestEntry(d: Deps) {
       const peer = server?.requestIP(request)?.address
       if (peer) d.notePeer(canonical, peer)
     }
-    // the web app's pages use the caches as the API does: what other processes changed comes first
-    if (web?.owns(canonical)) return page(canonical, t0)
-    // liveness, readiness, the pages about the server (/, /api), the docs and the metrics answer without the database's word on what changed
-    if (!isApi(canonical.url)) return answer(canonical, t0)
+    if (!isApi(canonical.url)) {
+      // the web app's pages use the caches as the API does: what other processes changed comes first
+      if (web?.owns(canonical)) return page(canonical, t0)
+      // liveness, readiness, the pages about the server (/, /api), the docs and the metrics answer without the database's word on what changed
+      return answer(canonical, t0)
+    }
     let synced: void | Promise<void>
     try {
       synced = d.changes.sync()
