@@ -2,7 +2,7 @@
 /**
  * Runs RealWorld's end-to-end suite for frontends (Playwright) against a served app.
  *
- *   bun scripts/e2e.ts --suite DIR --mode fullstack|ssr [--grep TEXT] [--exclude TITLE ...]
+ *   bun scripts/e2e.ts --suite DIR --mode fullstack|ssr [--grep TEXT] [--exclude TITLE ...] [--workers N]
  *
  * Meant to run under scripts/against.ts, which serves the binary and sets HOST (the site) and
  * APIURL (its /api). The suite is copied to a scratch folder inside this checkout (its specs
@@ -27,6 +27,7 @@ const { values: args } = parseArgs({
     mode: { type: 'string', default: 'fullstack' },
     grep: { type: 'string' },
     exclude: { type: 'string', multiple: true, default: [] },
+    workers: { type: 'string', default: '1' },
   },
   strict: true,
 })
@@ -94,6 +95,8 @@ writeFileSync(
 )
 
 const cmd = ['node', join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', '--config', join(work, 'playwright.config.ts')]
+// (--workers N: N spec files at once; the suite names its users and articles by Date.now(), so two workers may meet on one name: that test fails once and passes on its retry)
+cmd.push('--workers', String(Number(args.workers) || 1))
 if (args.grep) cmd.push('--grep', args.grep)
 if (args.exclude.length > 0) cmd.push('--grep-invert', args.exclude.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))
 const run = Bun.spawn({
