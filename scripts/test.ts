@@ -1,6 +1,10 @@
 #!/usr/bin/env bun
 /**
- * `bun run test`: the whole suite, twice — on SQLite, then on PostgreSQL.
+ * `bun run test`: the whole suite, twice — on SQLite and on PostgreSQL, the
+ * two passes at once (each runs its files one after another, so two cores
+ * finish both in little more than the longer one); the PostgreSQL pass's
+ * output is held and printed when the SQLite pass has ended. `--serial` runs
+ * one pass after the other.
  *
  * The PostgreSQL pass uses TEST_DATABASE_URL (a server where the tests may
  * create and drop databases), else a server on 127.0.0.1:5432 as user
@@ -16,7 +20,8 @@ import { resolve } from 'node:path'
 import { skipsByReason, unexplainedSkips } from './skips.ts'
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
-const args = process.argv.slice(2)
+const serial = process.argv.includes('--serial')
+const args = process.argv.slice(2).filter((a) => a !== '--serial')
 
 async function reachable(url: string): Promise<boolean> {
   const sql = new SQL({ url, max: 1, connectionTimeout: 3 })
@@ -30,9 +35,19 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
-/** Runs one pass with its output passed through; returns its pass and fail counts and its skips by reason. */
-async function pass(label: string, env: Record<string, string | undefined>) {
-  console.log(`\n=== ${label}`)
+/**
+ * Runs one pass, its output passed through once `shown` resolves (held until
+ * then); returns its pass and fail counts and its skips by reason.
+ */
+async function pass(label: string, env: Record<string, string | undefined>, shown: Promise<unknown> = Promise.resolve()) {
+  let live = false
+  let held: [NodeJS.WriteStream, string][] = [[process.stdout, `\n=== ${label}\n`]]
+  const write = (out: NodeJS.WriteStream, s: string) => (live ? out.write(s) : held.push([out, s]))
+  void shown.then(() => {
+    for (const [out, s] of held) out.write(s)
+    held = []
+    live = true
+  })
   const proc = Bun.spawn({
     cmd: [process.execPath, 'test', ...args],
     env: { ...process.env, ...env },
@@ -45,11 +60,12 @@ async function pass(label: string, env: Record<string, string | undefined>) {
     for await (const chunk of stream) {
       const s = decoder.decode(chunk, { stream: true })
       text += s
-      out.write(s)
+      write(out, s)
     }
   }
   await Promise.all([copy(proc.stdout, process.stdout), copy(proc.stderr, process.stderr)])
   const code = await proc.exited
+  await shown
   const last = (re: RegExp) => Number([...text.matchAll(re)].at(-1)?.[1] ?? 0)
   return { label, code, pass: last(/^ *(\d+) pass$/gm), fail: last(/^ *(\d+) fail$/gm), skips: skipsByReason(text), output: text }
 }
@@ -66,11 +82,17 @@ if (!binary) {
   binary = resolve('dist/conduit')
 }
 
-const results = [await pass('SQLite', { TEST_DATABASE_URL: '', CONDUIT_E2E_BINARY: binary })]
 const url = process.env.TEST_DATABASE_URL || DEFAULT_URL
-if (await reachable(url)) {
-  results.push(await pass(`PostgreSQL (${url.replace(/:[^:@/]*@/, ':***@')})`, { TEST_DATABASE_URL: url, CONDUIT_E2E_BINARY: binary }))
-} else {
+const postgres = await reachable(url)
+const sqlite = pass('SQLite', { TEST_DATABASE_URL: '', CONDUIT_E2E_BINARY: binary })
+if (serial) await sqlite
+const results = postgres
+  ? await Promise.all([
+      sqlite,
+      pass(`PostgreSQL (${url.replace(/:[^:@/]*@/, ':***@')})`, { TEST_DATABASE_URL: url, CONDUIT_E2E_BINARY: binary }, sqlite),
+    ])
+  : [await sqlite]
+if (!postgres) {
   console.log(
     `\n=== PostgreSQL pass skipped: no server answered at ${url.replace(/:[^:@/]*@/, ':***@')}; ` +
       'run it with TEST_DATABASE_URL=postgres://user:password@host:port/database bun run test',
