@@ -6,6 +6,8 @@ import { SESSION_COOKIE } from '../../src/web/session.ts'
 import { type TestApp, testApp } from '../support/app.ts'
 import { registerUser } from '../support/fixtures.ts'
 
+export { favorite, follow } from '../support/conduit.ts'
+
 /**
  * The web app in a real browser: Debian's Chromium (`CHROMIUM`, default
  * /usr/bin/chromium) driven by Playwright, nothing downloaded. One browser
@@ -78,16 +80,6 @@ export async function user(app: TestApp, username: string, profile: { bio?: stri
 export async function comment(app: TestApp, token: string, slug: string, body: string): Promise<void> {
   const res = await app.request('POST', `/api/articles/${encodeURIComponent(slug)}/comments`, { token, body: { comment: { body } } })
   expect(res.status).toBe(201)
-}
-
-export async function favorite(app: TestApp, token: string, slug: string): Promise<void> {
-  const res = await app.request('POST', `/api/articles/${encodeURIComponent(slug)}/favorite`, { token })
-  expect(res.status).toBe(200)
-}
-
-export async function follow(app: TestApp, token: string, username: string): Promise<void> {
-  const res = await app.request('POST', `/api/profiles/${encodeURIComponent(username)}/follow`, { token })
-  expect(res.status).toBe(200)
 }
 
 /** A browser context, signed in as `as` (its session cookie, as /login sets it) or signed out. */
