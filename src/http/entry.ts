@@ -9,6 +9,7 @@ import { JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { cors } from './cors.ts'
 import { answerRead, type FastMatch } from './dispatch.ts'
+import { lateBody } from './respond.ts'
 import { errorAnswer } from './error-envelope.ts'
 import { type Exits, FRAMEWORK } from './exit.ts'
 import { securityHeaders } from './headers.ts'
@@ -40,7 +41,8 @@ interface Deps {
 /** What the request entry needs of the web app (src/web/index.ts). */
 export interface WebPages {
   owns(request: Request): boolean
-  handle(request: Request, headers: Record<string, string>): Promise<Response>
+  /** `late`: the request waited on I/O (the change log's read) before (see lateBody) */
+  handle(request: Request, headers: Record<string, string>, late: boolean): Promise<Response>
   /** the page for a fault, or for the database being unavailable */
   failed(request: Request, e: unknown, headers: Record<string, string>): Response
   label(request: Request): number
@@ -69,18 +71,24 @@ export function requestEntry(d: Deps) {
    * does a read that fails: the route answers it (404, or the error's
    * envelope), but for the database being down, answered here.
    */
-  const cachedAnswer = (request: Request, t0: number): Response | Promise<Response> | undefined => {
+  const cachedAnswer = (request: Request, t0: number, late: boolean): Response | Promise<Response> | undefined => {
     if (request.method !== 'GET') return undefined
     const viewer = d.tokens.verified(request.headers.get('authorization') ?? undefined)
     if (viewer === undefined) return undefined
     // the path with query, found once: what answers are kept under, and where path and query part
     const key = pathAndQuery(request.url)
     const hit = d.responses.peek(viewer, key)
-    if (hit !== undefined) return ok(request, hit, d.responses.route, t0)
-    return composed(request, key, viewer, t0)
+    if (hit !== undefined) return ok(request, hit, d.responses.route, t0, late)
+    return composed(request, key, viewer, t0, late)
   }
   /** A plain GET whose body is not kept: the declared read's own answer, composed from cached parts or read (see cachedAnswer). */
-  const composed = (request: Request, key: string, viewerId: number, t0: number): Response | Promise<Response> | undefined => {
+  const composed = (
+    request: Request,
+    key: string,
+    viewerId: number,
+    t0: number,
+    late: boolean,
+  ): Response | Promise<Response> | undefined => {
     const q = key.indexOf('?')
     const m = d.match(q < 0 ? key : key.slice(0, q))
     if (m === undefined) return undefined
@@ -96,14 +104,15 @@ export function requestEntry(d: Deps) {
     const keep = query.known
     const label = m.compiled.label
     if (!(built instanceof Promise))
-      return ok(request, keep ? d.responses.keep(viewerId, key, built, at, label) : text(built.value), label, t0)
+      return ok(request, keep ? d.responses.keep(viewerId, key, built, at, label) : text(built.value), label, t0, late)
     return built.then(
-      (b) => ok(request, keep ? d.responses.keep(viewerId, key, b, at, label) : text(b.value), label, t0),
+      (b) => ok(request, keep ? d.responses.keep(viewerId, key, b, at, label) : text(b.value), label, t0, true),
       (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
     )
   }
   const exit = d.exit
-  const ok = (request: Request, body: Uint8Array | string, label: number, t0: number) => {
+  /** `late`: the request waited on I/O before (see lateBody) */
+  const ok = (request: Request, body: Uint8Array | string, label: number, t0: number, late: boolean) => {
     const id = d.requestIds(request)
     let headers: Headers | Record<string, string>
     if (anyOrigin) {
@@ -112,7 +121,7 @@ export function requestEntry(d: Deps) {
       anyOriginHeaders.set(REQUEST_ID, id)
       headers = anyOriginHeaders
     } else headers = { ...cachedHeaders(request), [REQUEST_ID]: id }
-    const response = new Response(body, { headers })
+    const response = new Response(late ? lateBody(body) : body, { headers })
     return exit ? exit.done(request, response, label, t0) : response
   }
   const unavailable = (request: Request, e: unknown, label: number, t0: number): Response => {
@@ -127,7 +136,8 @@ export function requestEntry(d: Deps) {
     : d.framework
 
   const answer = d.config.fastPath
-    ? (request: Request, t0: number): Response | Promise<Response> => cachedAnswer(request, t0) ?? framework(request, t0)
+    ? (request: Request, t0: number, late = false): Response | Promise<Response> =>
+        cachedAnswer(request, t0, late) ?? framework(request, t0)
     : framework
 
   const web = d.web
@@ -137,8 +147,9 @@ export function requestEntry(d: Deps) {
     const headers = { [REQUEST_ID]: d.requestIds(request) }
     let response: Response
     try {
-      await d.changes.sync()
-      response = await web!.handle(request, headers)
+      const synced = d.changes.sync()
+      if (synced) await synced
+      response = await web!.handle(request, headers, synced !== undefined)
     } catch (e) {
       response = web!.failed(request, e, headers)
     }
@@ -167,7 +178,7 @@ export function requestEntry(d: Deps) {
     }
     if (synced)
       return synced.then(
-        () => answer(canonical, t0),
+        () => answer(canonical, t0, true),
         (e) => unavailable(canonical, e, 0, t0),
       )
     return answer(canonical, t0)

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
 import type { Tokens } from '../http/auth.ts'
+import { lateBody } from '../http/respond.ts'
 import { pathAndQuery, pathOf } from '../http/url.ts'
 import type { Logger } from '../log.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
@@ -18,7 +19,7 @@ import { accountPages } from './pages/account.ts'
 import { articleActions, articlePage } from './pages/article.ts'
 import { editorPages } from './pages/editor.ts'
 import { homePage } from './pages/home.ts'
-import { errorPage, notFoundPage } from './pages/not-found.ts'
+import { errorPage, MissingPage, notFoundPage } from './pages/not-found.ts'
 import { followAction, profilePage } from './pages/profile.ts'
 import { Router } from './router.ts'
 import { endSession, overTls, sameSite, sessionToken } from './session.ts'
@@ -120,10 +121,14 @@ export function webFeature(d: Deps) {
     return new URLSearchParams(text)
   }
 
-  const respond = (status: number, body: string | Uint8Array | null, headers: Record<string, string>) =>
-    new Response(body, { status, headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'no-cache', ...headers } })
+  const respond = (status: number, body: string | Uint8Array | null, headers: Record<string, string>, late = false) =>
+    new Response(late && body !== null ? lateBody(body) : body, {
+      status,
+      headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'no-cache', ...headers },
+    })
 
-  async function answer(request: Request, headers: Record<string, string>): Promise<Response> {
+  /** `late`: the request waited on I/O before it got here (see lateBody). */
+  async function answer(request: Request, headers: Record<string, string>, late = false): Promise<Response> {
     const path = pathOf(request.url)
     if (path.startsWith(ASSETS_PREFIX)) {
       const file = request.method === 'GET' || request.method === 'HEAD' ? files(path.slice(ASSETS_PREFIX.length), headers) : undefined
@@ -137,7 +142,7 @@ export function webFeature(d: Deps) {
     const key = pathAndQuery(request.url)
     if (request.method === 'GET' || request.method === 'HEAD') {
       const hit = match ? cached(viewerId, key) : undefined
-      if (hit) return respond(200, request.method === 'HEAD' ? null : hit.slice(), extra)
+      if (hit) return respond(200, request.method === 'HEAD' ? null : hit.slice(), extra, late)
     } else if (!sameSite(request)) {
       return respond(403, 'This form may be sent from this site only.', { ...extra, 'content-type': 'text/plain; charset=utf-8' })
     }
@@ -166,9 +171,11 @@ export function webFeature(d: Deps) {
         outcome = await match.handler(ctx)
       }
     } catch (e) {
-      if (!(e instanceof HttpError) || e.status >= 500) throw e
-      outcome =
-        e.status === 404 ? notFoundPage(ctx) : errorPage(ctx, e.status, errorLines({ status: e.status, body: { errors: e.errors } }))
+      if (e instanceof MissingPage) outcome = notFoundPage(ctx, e.message)
+      else if (!(e instanceof HttpError) || e.status >= 500) throw e
+      else
+        outcome =
+          e.status === 404 ? notFoundPage(ctx) : errorPage(ctx, e.status, errorLines({ status: e.status, body: { errors: e.errors } }))
     }
     if (outcome.kind === 'redirect') {
       const h: Record<string, string> = { ...extra, location: outcome.to }
@@ -180,7 +187,7 @@ export function webFeature(d: Deps) {
       // kept until anything it shows changes (the navbar's user among them: viewerDeps)
       keep(viewerId, key, body, ctx.deps, at)
     }
-    return respond(outcome.status, request.method === 'HEAD' ? null : body, extra)
+    return respond(outcome.status, request.method === 'HEAD' ? null : body, extra, late)
   }
 
   /** A fault is a page too (500, logged); the database down, a 503 the browser may retry. */

@@ -7,7 +7,7 @@ import { html } from '../html.ts'
 import { articlePath, avatar, date, profilePath } from '../layout.ts'
 import { markdown } from '../markdown.ts'
 import { type ArticleJson, articleMeta, backTo, type CommentJson, favoriteButton, followButton, signInThen, tagList } from './parts.ts'
-import { notFoundPage } from './not-found.ts'
+import { orMissing } from './not-found.ts'
 
 interface Deps {
   articles: ArticleReads
@@ -18,16 +18,12 @@ interface Deps {
 export function articlePage({ articles, comments }: Deps) {
   return async (ctx: Ctx): Promise<Outcome> => {
     const slug = ctx.params.slug!
-    let a: ArticleJson
-    let list: CommentJson[]
-    try {
-      const [article, commentList] = await Promise.all([articles.article(slug, ctx.viewerId), comments.list(slug, ctx.viewerId)])
-      a = use<{ article: ArticleJson }>(ctx, article).article
-      list = use<{ comments: CommentJson[] }>(ctx, commentList).comments
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 404) return notFoundPage(ctx, 'This article does not exist, or was deleted.')
-      throw e
-    }
+    const [article, commentList] = await orMissing(
+      Promise.all([articles.article(slug, ctx.viewerId), comments.list(slug, ctx.viewerId)]),
+      'This article does not exist, or was deleted.',
+    )
+    const a = use<{ article: ArticleJson }>(ctx, article).article
+    const list = use<{ comments: CommentJson[] }>(ctx, commentList).comments
     const here = articlePath(a.slug)
     const mine = ctx.viewer?.username === a.author.username
     const signedIn = ctx.viewer !== null

@@ -1,10 +1,9 @@
 import type { ArticleReads } from '../../articles/reads.ts'
-import { HttpError } from '../../errors.ts'
 import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
 import { html } from '../html.ts'
 import { articlePath } from '../layout.ts'
-import { errorPage, notFoundPage } from './not-found.ts'
+import { errorPage, orMissing } from './not-found.ts'
 import { type ArticleJson, errorList } from './parts.ts'
 
 interface Draft {
@@ -65,13 +64,8 @@ export function editorPages(articles: ArticleReads, api: Api) {
       uncacheable(ctx)
       const slug = ctx.params.slug
       if (slug === undefined) return page(form('/editor', { title: '', description: '', body: '', tags: [] }, []))
-      let a: ArticleJson
-      try {
-        a = use<{ article: ArticleJson }>(ctx, await articles.article(slug, ctx.viewerId)).article
-      } catch (e) {
-        if (e instanceof HttpError && e.status === 404) return notFoundPage(ctx, 'This article does not exist, or was deleted.')
-        throw e
-      }
+      const read = orMissing(articles.article(slug, ctx.viewerId), 'This article does not exist, or was deleted.')
+      const a = use<{ article: ArticleJson }>(ctx, await read).article
       if (a.author.username !== ctx.viewer.username) return errorPage(ctx, 403, ['article forbidden: only its author may edit it'])
       const d = { title: a.title, description: a.description, body: a.body ?? '', tags: a.tagList }
       return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, []))

@@ -1,5 +1,19 @@
+import { HttpError } from '../../errors.ts'
 import { type Ctx, type Outcome, uncacheable } from '../context.ts'
 import { html } from '../html.ts'
+
+/** What is not here, with the words the not-found page tells the reader (answered by the web app's entry). */
+export class MissingPage extends Error {}
+
+/** `read`'s value; its 404 becomes this page's not-found, saying `message`. */
+export async function orMissing<T>(read: Promise<T>, message: string): Promise<T> {
+  try {
+    return await read
+  } catch (e) {
+    if (e instanceof HttpError && e.status === 404) throw new MissingPage(message)
+    throw e
+  }
+}
 
 /** A page for what is not here (an unknown article, profile or path): 404. */
 export function notFoundPage(ctx: Ctx, message = 'There is no page at this address.'): Outcome {

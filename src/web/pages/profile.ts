@@ -6,7 +6,7 @@ import type { Api } from '../api.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
 import { html } from '../html.ts'
 import { avatar, profilePath } from '../layout.ts'
-import { notFoundPage } from './not-found.ts'
+import { orMissing } from './not-found.ts'
 import { type ArticleJson, articleList, backTo, followButton, PAGE_SIZE, type ProfileJson, pageNumber, signInThen } from './parts.ts'
 
 interface Deps {
@@ -18,13 +18,8 @@ interface Deps {
 export function profilePage({ articles, profiles }: Deps, favorites: boolean) {
   return async (ctx: Ctx): Promise<Outcome> => {
     const username = ctx.params.username!
-    let p: ProfileJson
-    try {
-      p = use<{ profile: ProfileJson }>(ctx, await profiles.profile(username, ctx.viewerId)).profile
-    } catch (e) {
-      if (e instanceof HttpError && e.status === 404) return notFoundPage(ctx, 'There is no user by this name.')
-      throw e
-    }
+    const read = orMissing(profiles.profile(username, ctx.viewerId), 'There is no user by this name.')
+    const p = use<{ profile: ProfileJson }>(ctx, await read).profile
     const pageNo = pageNumber(ctx.query)
     const page = { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE }
     const key = usernameKey(p.username)
