@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { SENT_HEADER } from '../src/trace.ts'
 import { run } from './proc.ts'
 
 export interface WrkResult {
@@ -303,6 +304,27 @@ response = function(status, headers, body)
 end
 `
 
+/**
+ * Wraps the script's request(): each request carries the wall-clock time it
+ * is sent at (wrk builds a request as its socket can take it), in epoch
+ * microseconds, read through LuaJIT's FFI.
+ */
+const STAMP = `
+local ffi = require('ffi')
+ffi.cdef[[
+typedef struct { long sec; long nsec; } trace_timespec;
+int clock_gettime(int clock, trace_timespec *tp);
+]]
+local now = ffi.new('trace_timespec')
+local unstamped = request
+request = function()
+  local r = unstamped()
+  ffi.C.clock_gettime(0, now)
+  local us = string.format('%d', tonumber(now.sec) * 1000000 + math.floor(tonumber(now.nsec) / 1000))
+  return (string.gsub(r, '\\r\\n', '\\r\\n${SENT_HEADER}: ' .. us .. '\\r\\n', 1))
+end
+`
+
 /** The mixed traffic's shape: shares of reads and of writes (%), the Zipf exponents. */
 export const MIX = {
   reads: { list: 30, article: 25, comments: 8, tag: 10, author: 5, favorited: 4, feed: 10, profile: 4, tags: 4 },
@@ -344,7 +366,15 @@ export type WrkScript =
   | { kind: 'create'; token: string; tagList: string[] }
   | { kind: 'favorite'; slugsFile: string; tokens: string[] }
   /** writePct: % of all requests that are writes; statuses: count responses per status in these phases */
-  | { kind: 'mix'; dataFile: string; writePct: number; seed: number; statuses: 'never' | 'warmup' | 'always' }
+  | {
+      kind: 'mix'
+      dataFile: string
+      writePct: number
+      seed: number
+      statuses: 'never' | 'warmup' | 'always'
+      /** each request carries when it was sent (src/trace.ts's header, for bench/tail.ts) */
+      stamp?: boolean
+    }
 
 let scriptCount = 0
 
@@ -372,7 +402,7 @@ function prepare(dir: string, s: WrkScript, phase: string): { file: string; args
       return { file, args: [s.slugsFile, s.tokens.join(','), phase === 'w' ? '0' : '100000'] }
     case 'mix': {
       const count = s.statuses === 'always' || (s.statuses === 'warmup' && phase === 'w')
-      writeFileSync(file, mixScript(count) + DONE)
+      writeFileSync(file, mixScript(count) + (s.stamp ? STAMP : '') + DONE)
       // the warm-up draws another sequence than the measured run (which the server and the bound share)
       const seed = s.seed * 2 + (phase === 'w' ? 0 : 1)
       const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex') + phase

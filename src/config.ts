@@ -62,6 +62,8 @@ export interface Config {
   webApp: boolean
   /** GET /metrics answers with this bearer token; undefined: no /metrics (404) */
   metricsToken: string | undefined
+  /** benchmarks only: the file where slow requests' times are written at stop (src/trace.ts); undefined: no trace */
+  tailTrace: string | undefined
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +95,7 @@ export const defaults: Config = {
   fastPath: true,
   webApp: true,
   metricsToken: undefined,
+  tailTrace: undefined,
 }
 
 type Env = Record<string, string | undefined>
@@ -149,6 +152,7 @@ export const environment = {
   FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
   WEB_APP: 'serve the Conduit web app at / (default true; false for an API-only deployment)',
   METRICS_TOKEN: 'serve Prometheus metrics at /metrics to `Authorization: Bearer <this>` (default: unset, no /metrics)',
+  TAIL_TRACE: 'benchmarks only: at stop, write where requests spent their time to this file (bench/tail.ts; default: unset)',
 } as const
 
 export function loadConfig(env: Env = process.env): Config {
@@ -201,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     if (/\s/.test(s)) throw new ConfigError('METRICS_TOKEN must not contain spaces')
     c.metricsToken = s
   }
+  if ((s = v('TAIL_TRACE'))) c.tailTrace = s
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
 }

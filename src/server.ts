@@ -13,6 +13,7 @@ import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { linkWorker } from './metrics/workers.ts'
+import { trace } from './trace.ts'
 
 export interface Running {
   url: string
@@ -65,6 +66,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   const early = worker === undefined ? listen() : undefined
   let store: Store
   try {
+    // before the app is made: its request entry is wrapped only when the trace is on
+    if (config.tailTrace) trace.start()
     const opened = await openStore(config)
     store = opened.store
     if (opened.applied.length) logger.info('database migrated', { database: store.location, versions: opened.applied.join(',') })
@@ -124,6 +127,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         while (dbStats.inFlight > 0 && performance.now() < graceEnd) await Bun.sleep(5)
         await upkeep?.stop()
         await store.close()
+        if (config.tailTrace) await trace.save(config.tailTrace)
         logger.info('stopped')
       })()
       return stopping

@@ -7,6 +7,7 @@ import type { ChangeFeed } from '../db/store.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
+import { SENT_HEADER, SLICE, trace } from '../trace.ts'
 import type { cors } from './cors.ts'
 import { answerRead, type FastMatch } from './dispatch.ts'
 import { lateBody } from './respond.ts'
@@ -106,7 +107,12 @@ export function requestEntry(d: Deps) {
     if (!(built instanceof Promise))
       return ok(request, keep ? d.responses.keep(viewerId, key, built, at, label) : text(built.value), label, t0, late)
     return built.then(
-      (b) => ok(request, keep ? d.responses.keep(viewerId, key, b, at, label) : text(b.value), label, t0, true),
+      (b) => {
+        const s = trace.on ? performance.now() : 0
+        const answered = ok(request, keep ? d.responses.keep(viewerId, key, b, at, label) : text(b.value), label, t0, true)
+        if (s) trace.slice(s, SLICE.resumed)
+        return answered
+      },
       (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
     )
   }
@@ -156,7 +162,7 @@ export function requestEntry(d: Deps) {
     return exit ? exit.done(request, response, label, t0) : response
   }
 
-  return (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
+  const entry = (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
     const t0 = exit ? performance.now() : 0
     const canonical = canonicalRequest(request)
     // the peer address matters to the throttles of login and registration, both POSTs
@@ -178,9 +184,33 @@ export function requestEntry(d: Deps) {
     }
     if (synced)
       return synced.then(
-        () => answer(canonical, t0, true),
+        () => {
+          const s = trace.on ? performance.now() : 0
+          const answered = answer(canonical, t0, true)
+          if (s) trace.slice(s, SLICE.resumed)
+          return answered
+        },
         (e) => unavailable(canonical, e, 0, t0),
       )
     return answer(canonical, t0)
+  }
+  if (!trace.on) return entry
+
+  // TAIL_TRACE: each request's times, its work on arrival a slice of the loop (src/trace.ts)
+  return (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
+    const header = request.headers.get(SENT_HEADER)
+    const sent = header === null ? Number.NaN : Number(header)
+    const write = request.method !== 'GET' && request.method !== 'HEAD'
+    const arrived = performance.now()
+    const answered = entry(request, server)
+    const own = trace.slice(arrived, SLICE.arrival)
+    if (!(answered instanceof Promise)) {
+      trace.request(sent, arrived, performance.now(), own, write)
+      return answered
+    }
+    return answered.then((response) => {
+      trace.request(sent, arrived, performance.now(), own, write)
+      return response
+    })
   }
 }

@@ -69,6 +69,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       FAST_PATH: 'false',
       WEB_APP: 'false',
       METRICS_TOKEN: 'a-scrape-token',
+      TAIL_TRACE: '/tmp/conduit.trace',
     }
     // every documented variable is given here, so none can be documented and ignored
     expect(Object.keys(env).sort()).toEqual(Object.keys(environment).sort())
@@ -98,6 +99,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       fastPath: false,
       webApp: false,
       metricsToken: 'a-scrape-token',
+      tailTrace: '/tmp/conduit.trace',
     })
     expect(() => loadConfig({ METRICS_TOKEN: 'two words' })).toThrow('METRICS_TOKEN must not contain spaces')
     expect(loadConfig({ DATABASE_TIMEOUT_SECONDS: '0' }).databaseTimeoutMs).toBe(0)

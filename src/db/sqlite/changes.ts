@@ -1,3 +1,4 @@
+import { SLICE, trace } from '../../trace.ts'
 import type { Database } from 'bun:sqlite'
 import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
@@ -156,6 +157,17 @@ export class SqliteChanges implements ChangeFeed {
       this.signalSeen = this.signalFile?.read() ?? Number.NaN
       this.signalAt = now
     }
+    if (!trace.on) {
+      this.readLog(now)
+      return
+    }
+    const start = performance.now()
+    this.readLog(now)
+    trace.slice(start, SLICE.changes)
+  }
+
+  /** What the log says changed since the last read (sync, when the signal moved or a second passed). */
+  private readLog(now: number): void {
     const v = this.dataVersion.get()!.data_version
     if (v === this.lastSeen) {
       // nobody else committed since the last read: our own rows are the newest

@@ -1,3 +1,4 @@
+import { SLICE, trace } from '../../trace.ts'
 import { runSync, type Writes } from '../steps.ts'
 import type { SqliteChanges } from './changes.ts'
 import { isUniqueViolation } from './open.ts'
@@ -9,7 +10,15 @@ import { isUniqueViolation } from './open.ts'
  */
 export function sqliteWrites<S>(changes: SqliteChanges, sql: S): Writes<S> {
   return {
-    transaction: (steps) => changes.write((changed) => runSync(steps(sql, changed))),
+    transaction: (steps) => {
+      if (!trace.on) return changes.write((changed) => runSync(steps(sql, changed)))
+      const start = performance.now()
+      try {
+        return changes.write((changed) => runSync(steps(sql, changed)))
+      } finally {
+        trace.slice(start, SLICE.write)
+      }
+    },
     run: runSync,
     isUniqueViolation,
   }
