@@ -171,18 +171,21 @@ describe('cached answers', () => {
           token: jake.body.user.token,
           body: { article: { title, description: 'd', body: 'b', tagList: [title] } },
         })
-      /** How long `a` takes to list the tag `b` just added (its tag list cached before). */
+      /** How long `a` takes to list the tag `b` just added (its tag list cached before), and in how many reads. */
       const seenAfter = async (tag: string) => {
         const t0 = Date.now()
+        let reads = 1
         while (!(await getJson(a.app, '/api/tags')).tags.includes(tag)) {
           if (Date.now() - t0 > 5 * SIGNAL_FALLBACK_MS) throw new Error(`${tag} not seen`)
           await Bun.sleep(10)
+          reads++
         }
-        return Date.now() - t0
+        return { ms: Date.now() - t0, reads }
       }
       for (let i = 0; i < 2; i++) await getJson(a.app, '/api/tags')
       expect((await post('rung')).status).toBe(201)
-      expect(await seenAfter('rung')).toBeLessThan(10)
+      // rung: the very next read sees it
+      expect((await seenAfter('rung')).reads).toBe(1)
 
       // a process that died between its commit and the signal: `b` without its signal
       const signal = Reflect.get(b.store.changes, 'signalFile')
@@ -190,7 +193,7 @@ describe('cached answers', () => {
       expect(Reflect.set(b.store.changes, 'signalFile', undefined)).toBe(true)
       await getJson(a.app, '/api/tags')
       expect((await post('silent')).status).toBe(201)
-      expect(await seenAfter('silent')).toBeLessThan(SIGNAL_FALLBACK_MS + 500)
+      expect((await seenAfter('silent')).ms).toBeLessThan(SIGNAL_FALLBACK_MS + 500)
       Reflect.set(b.store.changes, 'signalFile', signal)
 
       // the file removed while both run: a process started after maps a new one, and `a` finds it
@@ -202,7 +205,7 @@ describe('cached answers', () => {
         body: { article: { title: 'After', description: 'd', body: 'b', tagList: ['after'] } },
       })
       expect(made.status).toBe(201)
-      expect(await seenAfter('after')).toBeLessThan(SIGNAL_FALLBACK_MS + 500)
+      expect((await seenAfter('after')).ms).toBeLessThan(SIGNAL_FALLBACK_MS + 500)
       // and from then on at once
       await Bun.sleep(20)
       const again = await send(c.app, 'POST', '/api/articles', {
@@ -210,7 +213,7 @@ describe('cached answers', () => {
         body: { article: { title: 'Again', description: 'd', body: 'b', tagList: ['again'] } },
       })
       expect(again.status).toBe(201)
-      expect(await seenAfter('again')).toBeLessThan(10)
+      expect((await seenAfter('again')).reads).toBe(1)
     })
   })
 })
