@@ -20,7 +20,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { freePort, installCleanup, onCleanup, printUsage, processCpuUs, runCleanups, spawn, stop, waitForAnswer } from './proc.ts'
-import { DEFAULT_PG_URL, databaseUrl, PgAdmin, pgWorkName, pgWorkingCopy, seededDatabase, seededPostgres, workingCopy } from './seed.ts'
+import { DEFAULT_PG_URL, workingDatabase } from './seed.ts'
 import { median, withInterval } from './stats.ts'
 import { ensureWrk, requireTaskset, runWrk, type WrkScript } from './wrk.ts'
 
@@ -54,15 +54,7 @@ if (!existsSync(values.binary)) throw new Error(`${values.binary} does not exist
 copyFileSync(values.binary, binary)
 chmodSync(binary, 0o755)
 const spec = { articles: Number(values.size), users: Number(values.users), seed: 1 }
-const admin = values.backend === 'postgres' ? new PgAdmin(values['pg-url']) : undefined
-if (admin) {
-  onCleanup(async () => {
-    await admin.drop(pgWorkName(), { force: true })
-    await admin.close()
-  })
-}
-const seeded = admin ? (await seededPostgres(admin, ROOT, binary, spec)).name : (await seededDatabase(ROOT, binary, TMP, spec)).file
-const db = admin ? databaseUrl(values['pg-url'], await pgWorkingCopy(admin, seeded)) : workingCopy(seeded, join(RUN_DIR, 'work.db'))
+const db = await workingDatabase({ backend: values.backend, pgUrl: values['pg-url'], root: ROOT, binary, tmp: TMP, dir: RUN_DIR, spec })
 
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`

@@ -12,7 +12,7 @@
  */
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { run } from './proc.ts'
+import { onCleanup, run } from './proc.ts'
 
 export type Backend = 'sqlite' | 'postgres'
 
@@ -309,4 +309,30 @@ export async function dropStaleWorkingCopies(admin: PgAdmin): Promise<void> {
       console.warn(`bench: could not drop ${db.name}: ${(e as Error).message}`)
     }
   }
+}
+
+/**
+ * The database one run works on, as DATABASE_URL: a copy of the seeded
+ * SQLite file in `dir`, or on PostgreSQL a database made from the seeded
+ * one and dropped at exit.
+ */
+export async function workingDatabase(o: {
+  backend: string
+  pgUrl: string
+  root: string
+  binary: string
+  /** where seeds are cached (bench/tmp) */
+  tmp: string
+  /** the run's own directory */
+  dir: string
+  spec: SeedSpec
+}): Promise<string> {
+  if (o.backend !== 'postgres') return workingCopy((await seededDatabase(o.root, o.binary, o.tmp, o.spec)).file, join(o.dir, 'work.db'))
+  const admin = new PgAdmin(o.pgUrl)
+  onCleanup(async () => {
+    await admin.drop(pgWorkName(), { force: true })
+    await admin.close()
+  })
+  const seeded = (await seededPostgres(admin, o.root, o.binary, o.spec)).name
+  return databaseUrl(o.pgUrl, await pgWorkingCopy(admin, seeded))
 }

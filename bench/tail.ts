@@ -38,7 +38,7 @@ import {
   stop,
   waitForAnswer,
 } from './proc.ts'
-import { DEFAULT_PG_URL, databaseUrl, PgAdmin, pgWorkingCopy, pgWorkName, seededDatabase, seededPostgres, workingCopy } from './seed.ts'
+import { DEFAULT_PG_URL, workingDatabase } from './seed.ts'
 import { ensureWrk, requireTaskset, runWrk } from './wrk.ts'
 
 const { values } = parseArgs({
@@ -76,16 +76,7 @@ copyFileSync(values.binary, binary)
 chmodSync(binary, 0o755)
 
 const spec = { articles: Number(values.size), users: Number(values.users), seed: 1 }
-const admin = values.backend === 'postgres' ? new PgAdmin(values['pg-url']) : undefined
-let db: string
-if (admin) {
-  onCleanup(async () => {
-    await admin.drop(pgWorkName(), { force: true })
-    await admin.close()
-  })
-  const seeded = (await seededPostgres(admin, ROOT, binary, spec)).name
-  db = databaseUrl(values['pg-url'], await pgWorkingCopy(admin, seeded))
-} else db = workingCopy((await seededDatabase(ROOT, binary, TMP, spec)).file, join(RUN_DIR, 'work.db'))
+const db = await workingDatabase({ backend: values.backend, pgUrl: values['pg-url'], root: ROOT, binary, tmp: TMP, dir: RUN_DIR, spec })
 
 const traceFile = join(RUN_DIR, 'conduit.trace')
 const port = await freePort()
