@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+// first: the server execs itself again with its runtime settings before anything else loads
+import './cli/relaunch.ts'
 import { parseArgs } from 'node:util'
 import { version } from '../package.json'
 import { FLAGS, NUMERIC } from './cli/command.ts'

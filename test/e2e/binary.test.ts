@@ -86,6 +86,26 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     60_000,
   )
 
+  skipIf(process.platform !== 'linux' && 'reads /proc').test(
+    'the server runs with its runtime settings (src/cli/runtime.ts) in the process it was started as; an operator’s value is kept',
+    async () => {
+      const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+      const server = await startServer(binary())
+      // the pid the caller started is the server: it answers, it has the settings, and it stops on SIGTERM
+      expect((await api(server.url, 'GET', '/api/tags')).status).toBe(200)
+      expect(environOf(server.proc.pid)).toContain('BUN_JSC_useFTLJIT=0')
+      expect(await server.stop()).toMatchObject({ code: 0, timedOut: false })
+
+      const chosen = await startServer(binary(), { env: { BUN_JSC_useFTLJIT: '1' } })
+      expect((await api(chosen.url, 'GET', '/api/tags')).status).toBe(200)
+      const env = environOf(chosen.proc.pid)
+      expect(env).toContain('BUN_JSC_useFTLJIT=1')
+      expect(env).not.toContain('BUN_JSC_useFTLJIT=0')
+      expect(await chosen.stop()).toMatchObject({ code: 0, timedOut: false })
+    },
+    60_000,
+  )
+
   test('SIGTERM exits 0 within 5 s; after a restart on the same directory data and old tokens are still valid', async () => {
     const server = await startServer(binary())
     const user = await register(server.url)
