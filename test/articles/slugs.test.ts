@@ -137,6 +137,26 @@ describe('slugs through HTTP', () => {
     expect(list.body.articlesCount).toBe(10)
   })
 
+  test('gives concurrent creations whose bases want one slug (x taken wants x-2, as does "x 2") distinct slugs', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    const create = (title: string) =>
+      app.request('POST', '/api/articles', { token: jake.token, body: { article: { title, description: 'd', body: 'b' } } })
+    for (let round = 0; round < 4; round++) {
+      const base = `Clash ${round}x`
+      expect((await create(base)).status).toBe(201)
+      // each pair races for `<base>-2`: the second title's base, and the first's next suffix
+      const titles = [base, `${base} 2`, base, `${base} 2`]
+      const responses = await Promise.all(titles.map(create))
+      expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201])
+      const slugs = responses.map((r) => r.body.article.slug as string)
+      expect(new Set(slugs).size).toBe(4)
+      expect(slugs.every((slug, i) => slug.startsWith(slugify(titles[i]!)))).toBe(true)
+    }
+    const list = await app.request('GET', '/api/articles?limit=100')
+    expect(list.body.articlesCount).toBe(20)
+  })
+
   test('treats a title ending in a number as a base of its own', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
