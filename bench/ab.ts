@@ -12,9 +12,10 @@
  * the seeded one). Prints every measurement (req/s, p99, the server's CPU
  * time per request, which other processes disturb much less than
  * throughput, peak RSS, bytes per answer headers included), each side's
- * medians, and the ratios within each round (A and B measured seconds apart,
- * so drifts of the machine's speed disturb them less) with a 90 % bootstrap
- * interval of their median (bench/stats.ts): how far it moves with the
+ * medians, and the ratios of throughput, CPU per request and p99 within each
+ * round (A and B measured seconds apart, so drifts of the machine's speed
+ * disturb them less) with a 90 % bootstrap interval of their median
+ * (bench/stats.ts): how far it moves with the
  * rounds the machine happened to give. Throughput ratios above 1: B is
  * faster; CPU-per-request ratios above 1: B costs more.
  * `--a-env` / `--b-env` (repeatable) add to one side's environment: the same
@@ -277,9 +278,10 @@ console.log(
 const paired = (get: (m: (typeof results.A)[number]) => number) => results.B.map((b, i) => get(b) / get(results.A[i]!))
 const rpsPairs = paired((m) => m.rps)
 const usPairs = paired((m) => m.usPerRequest)
+const p99Pairs = paired((m) => m.p99)
 console.log(
   `B/A within each round: throughput median ${withInterval(rpsPairs)} (B ahead in ${rpsPairs.filter((r) => r >= 1).length} of ${rpsPairs.length}), ` +
-    `CPU per request median ${withInterval(usPairs)}`,
+    `CPU per request median ${withInterval(usPairs)}, p99 median ${withInterval(p99Pairs)} (below 1: B's tail is shorter)`,
 )
 await runCleanups()
 process.exit(0)
