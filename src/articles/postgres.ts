@@ -23,7 +23,7 @@ export const PG_ARTICLE_READS = {
   bySlug: 'SELECT id, author_id FROM articles WHERE slug = $1',
 } as const
 
-/** Any fixed number: the advisory locks article creations and slug changes take, one at a time per slug base. */
+/** Any fixed number: the advisory lock article creations and slug changes take, one at a time. */
 const ARTICLE_LOCK = 0x736c7567 // "slug"
 
 /** The reads of articles on PostgreSQL. */
@@ -54,7 +54,7 @@ export function postgresArticleReads(sql: SQL): ArticleReadSql {
  */
 export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
   return {
-    lockSlugs: async (base) => void (await tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema() || '/' || ${base}))`),
+    lockSlugs: async () => void (await tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema()))`),
     slugTaken: async (slug) => (await tx`SELECT 1 FROM articles WHERE slug = ${slug}`).length > 0,
     async slugCounter(base) {
       const [c] = await tx`SELECT next FROM slug_counters WHERE base = ${base}`

@@ -60,13 +60,8 @@ export interface ArticleReadSql {
  * implements these and decides nothing (writes.ts does).
  */
 export interface ArticleWriteSql {
-  /**
-   * Held until commit by whatever allocates a slug of this base (PostgreSQL's advisory lock per
-   * base; SQLite's write lock already is one). Two bases can still want one slug (`top` twice
-   * wants `top-2`, as does the title "Top 2"): the unique index refuses one, and the write is
-   * tried again (src/db/postgres/changes.ts).
-   */
-  lockSlugs(base: string): Awaitable<void>
+  /** Held until commit by whatever allocates a slug (PostgreSQL's advisory lock; SQLite's write lock already is one). */
+  lockSlugs(): Awaitable<void>
   /** Whether an article has this slug. */
   slugTaken(slug: string): Awaitable<boolean>
   /** The next suffix number of a base taken twice before, or null. */

@@ -29,12 +29,11 @@ function* taken(sql: ArticleWriteSql, slug: string): Steps<boolean> {
  * which never hands out a number twice (an old link never lands on another
  * article), started the first time a base is taken twice at the smallest
  * free suffix. One counter upsert, whatever the number of articles sharing
- * the base. Takes the base's slug lock (see ArticleWriteSql.lockSlugs), so
- * two writers of one base never choose the same slug.
+ * the base. Runs under the slug lock (see ArticleWriteSql.lockSlugs), so two
+ * writers never choose the same slug.
  */
 function* freeSlug(sql: ArticleWriteSql, title: string): Steps<string> {
   const base = slugify(title)
-  yield* wait(sql.lockSlugs(base))
   if (!(yield* taken(sql, base))) return base
   let n = (yield* wait(sql.slugCounter(base))) ?? firstFreeSuffix(base, yield* wait(sql.suffixedSlugs(base)))
   while (yield* taken(sql, `${base}-${n}`)) n++
@@ -50,6 +49,7 @@ function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): S
 
 /** A new article under the next free slug for its title. */
 function* create(sql: ArticleWriteSql, changed: Changed, author: Viewer, a: NewArticle): Steps<WrittenArticle> {
+  yield* wait(sql.lockSlugs())
   const slug = yield* freeSlug(sql, a.title)
   const { title, description, body } = a
   const id = yield* wait(sql.insert({ slug, title, description, body, author: author.id, now: Date.now() }))
@@ -65,6 +65,7 @@ function* update(sql: ArticleWriteSql, changed: Changed, viewer: Viewer, slug: s
   if (!mayEdit(viewer, a)) throw forbidden('article')
   let newSlug = a.slug
   if (newSlugNeeded(a.title, c.title)) {
+    yield* wait(sql.lockSlugs())
     newSlug = yield* freeSlug(sql, c.title)
   }
   const before = c.tagList ? yield* wait(sql.tagsOf(a.id)) : []

@@ -2,7 +2,7 @@ import type { SQL, TransactionSQL } from 'bun'
 import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
-import { guardedTransaction, isUniqueViolation, read, write } from './client.ts'
+import { guardedTransaction, read, write } from './client.ts'
 
 /**
  * The changes committed since a snapshot ($1 its xmax, $2 its in-progress
@@ -27,16 +27,6 @@ export const CHANGE_RETENTION_MS = 10 * 60_000
 
 /** SINGLE_INSTANCE: how often the log is read in the background (see PgChanges.glance). */
 export const LOCAL_READ_MS = 1_000
-
-/**
- * A write that failed as a whole and may succeed if run again: a deadlock, a serialization
- * failure, or a slug another writer took meanwhile (slug locks are per base: see
- * ArticleWriteSql.lockSlugs; run again, the writer sees that slug taken).
- */
-const retriable = (e: unknown): boolean => {
-  const state = (e as { errno?: unknown }).errno
-  return state === '40P01' || state === '40001' || isUniqueViolation(e, 'articles_slug_key')
-}
 
 /** A PostgreSQL snapshot as `pg_current_snapshot()` prints it: `xmin:xmax:xip,xip,…`. */
 interface Snapshot {
@@ -117,7 +107,7 @@ export class PgChanges implements ChangeFeed {
         return { result, seq }
       })
     return write(async (expired) => {
-      // a deadlock, a serialization failure or a slug two bases chose at once rolled everything back: safe to run again
+      // a deadlock or serialization failure rolled everything back: safe to run again
       for (let tries = 1; ; tries++) {
         try {
           const { result, seq } = await attempt(expired)
@@ -125,7 +115,8 @@ export class PgChanges implements ChangeFeed {
           if (seq !== undefined) this.committed(seq, changed)
           return result
         } catch (e) {
-          if (tries >= 3 || expired() || !retriable(e)) throw e
+          const state = (e as { errno?: unknown }).errno
+          if (tries >= 3 || expired() || (state !== '40P01' && state !== '40001')) throw e
         }
       }
     })
