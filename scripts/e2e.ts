@@ -8,7 +8,7 @@
  * APIURL (its /api). The suite is copied to a scratch folder inside this checkout (its specs
  * import @playwright/test, found in this project's node_modules), with a configuration of ours:
  * Debian's Chromium (`CHROMIUM`, default /usr/bin/chromium; nothing downloads a browser), one
- * retry, 30 s per test, and for `ssr` the suite's assumed demo user (`johndoe`, with an article) registered
+ * retry, 60 s per test, and for `ssr` the suite's assumed demo user (`johndoe`, with an article) registered
  * through the API first. Prints the suite's own report, then `e2e <mode>: N passed, M failed,
  * K skipped, F flaky` and the plain last line `N passed, M failed` (a flaky test, which passed
  * on its retry, counts as passed and is named). Exits non-zero when any test failed.
@@ -55,9 +55,10 @@ export default defineConfig({
   testDir: './e2e',
   outputDir: './test-results',
   retries: 1,
-  // the suite's 15 s per test, doubled: its pagination tests write 12 articles through the form
-  // (8-9 s alone on two cores), and CI runs three of these suites at once
-  timeout: 30_000,
+  // the suite's 15 s per test, four times: its pagination tests write 12 articles through the form
+  // (8-13 s alone on two cores, by the day), and CI runs three of these suites at once: on a slow
+  // day two of them passed 30 s
+  timeout: 60_000,
   reporter: [['list'], ['json', { outputFile: ${JSON.stringify(results)} }]],
   ${args.mode === 'ssr' ? "globalSetup: './setup.ts'," : ''}
   use: { ...baseConfig.use, baseURL: ${JSON.stringify(site)}, trace: 'off', screenshot: 'off' },
