@@ -7,8 +7,8 @@
  *
  * - `BUN_JSC_useFTLJIT=0`: no FTL, JavaScriptCore's last tier. Its compilations of the request
  *   path took up to 85 ms of a core each (113 of them in a 20 s run), on threads that share the
- *   server's core when it has one; without it p99 fell 10-14 % and the CPU per request did not
- *   rise, even after a 30 s warm-up (docs/PERFORMANCE.md, "The tail").
+ *   server's core when it has one; without it p99 under writes fell 14-23 % on SQLite and the CPU
+ *   per request did not rise, even after a 30 s warm-up (docs/PERFORMANCE.md, "The tail").
  */
 import { parseArgs } from 'node:util'
 import { FLAGS } from './command.ts'
