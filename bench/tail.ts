@@ -24,7 +24,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { SLICE_NAMES } from '../src/trace.ts'
+import { REQUEST_KINDS, SLICE_NAMES } from '../src/trace.ts'
 import { discover, type EndpointName, endpoints } from './endpoints.ts'
 import {
   freePort,
@@ -192,7 +192,7 @@ try {
 if (!existsSync(traceFile)) throw new Error('the server wrote no trace (did it stop cleanly?)')
 if (values['save-trace']) copyFileSync(traceFile, values['save-trace'])
 
-// the trace: [slices, requests, timeOrigin], then slices (start, end, kind), then requests (sent, arrived, done, own, write)
+// the trace: [slices, requests, timeOrigin], then slices (start, end, kind), then requests (sent, arrived, done, own, kind)
 const f = new Float64Array(readFileSync(traceFile).buffer.slice(0))
 const [sliceCount, requestCount, origin] = [f[0]!, f[1]!, f[2]!]
 const slices = f.subarray(3, 3 + sliceCount * 3)
@@ -315,7 +315,7 @@ function mean(rs: number[]) {
     m.own += s.own
     m.untracked += s.untracked
     m.writesInWindow += s.writesInWindow
-    m.writes += requests[r * 5 + 4]!
+    m.writes += requests[r * 5 + 4]! > 0 ? 1 : 0
     for (let k = 0; k < KINDS; k++) m.byKind[k]! += s.byKind[k]!
   }
   const n = Math.max(1, rs.length)
@@ -364,6 +364,20 @@ console.log(
 console.log(`| of it before JavaScript saw the request | ${ms(all.beforeJs)} | ${ms(slow.beforeJs)} |`)
 console.log(`| writes run during it (count) | ${all.writesInWindow.toFixed(2)} | ${slow.writesInWindow.toFixed(2)} |`)
 console.log(`| is a write itself | ${(100 * all.writeShare).toFixed(1)} % | ${(100 * slow.writeShare).toFixed(1)} % |`)
+
+console.log('\nLatency by kind of request (the slowest 1 %: how many of them are of the kind):')
+console.log('| request | count | p50 | p99 | max | of the slowest 1 % |')
+console.log('|---|---:|---:|---:|---:|---:|')
+const slowKinds = new Array<number>(REQUEST_KINDS.length).fill(0)
+for (const r of slowest) slowKinds[requests[r * 5 + 4]!]!++
+REQUEST_KINDS.forEach((name, k) => {
+  // `measured` is sorted by latency: each kind's latencies come out sorted too
+  const ls = measured.filter((r) => requests[r * 5 + 4] === k).map((r) => requests[r * 5 + 2]! - requests[r * 5]!)
+  if (!ls.length) return
+  console.log(
+    `| ${name} | ${ls.length} | ${ms(pct(ls, 0.5))} | ${ms(pct(ls, 0.99))} | ${ms(ls[ls.length - 1]!)} | ${share(slowKinds[k]!, slowest.length)} |`,
+  )
+})
 
 console.log("\nThe loop's slices in the measured run, by kind:")
 console.log('| kind | count | total | p50 | p99 | max |')

@@ -14,6 +14,18 @@
 export const SLICE = { arrival: 0, resumed: 1, write: 2, changes: 3 } as const
 export const SLICE_NAMES = ['requests on arrival', 'requests after a wait', 'SQLite writes', "reading others' changes"] as const
 
+/** What a traced request was: a read, or which write (the mixed traffic's kinds apart). */
+export const REQUEST_KINDS = ['read', 'favorite', 'unfavorite', 'comment', 'new article', 'other write'] as const
+
+/** The index in REQUEST_KINDS of a request with this method and path. */
+export function requestKind(method: string, path: string): number {
+  if (method === 'GET' || method === 'HEAD') return 0
+  if (path.endsWith('/favorite')) return method === 'POST' ? 1 : method === 'DELETE' ? 2 : 5
+  if (method === 'POST' && path.endsWith('/comments')) return 3
+  if (method === 'POST' && path.endsWith('/api/articles')) return 4
+  return 5
+}
+
 /** The request header that carries when the client sent it, in microseconds since the epoch. */
 export const SENT_HEADER = 'x-trace-sent'
 
@@ -46,15 +58,15 @@ class TailTrace {
     return end - start
   }
 
-  /** A request: sent (epoch µs, NaN when unknown), reached JavaScript and answered (performance.now()), its arrival slice's length. */
-  request(sentUs: number, arrived: number, done: number, own: number, write: boolean): void {
+  /** A request: sent (epoch µs, NaN when unknown), reached JavaScript and answered (performance.now()), its arrival slice's length, its kind (requestKind). */
+  request(sentUs: number, arrived: number, done: number, own: number, kind: number): void {
     const i = this.requestCount * REQUEST_FIELDS
     if (i >= this.requests.length) return
     this.requests[i] = sentUs / 1000 - performance.timeOrigin
     this.requests[i + 1] = arrived
     this.requests[i + 2] = done
     this.requests[i + 3] = own
-    this.requests[i + 4] = write ? 1 : 0
+    this.requests[i + 4] = kind
     this.requestCount++
   }
 

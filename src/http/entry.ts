@@ -7,7 +7,7 @@ import type { ChangeFeed } from '../db/store.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import { SENT_HEADER, SLICE, trace } from '../trace.ts'
+import { requestKind, SENT_HEADER, SLICE, trace } from '../trace.ts'
 import type { cors } from './cors.ts'
 import { answerRead, type FastMatch } from './dispatch.ts'
 import { lateBody } from './respond.ts'
@@ -200,16 +200,18 @@ export function requestEntry(d: Deps) {
   return (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
     const header = request.headers.get(SENT_HEADER)
     const sent = header === null ? Number.NaN : Number(header)
-    const write = request.method !== 'GET' && request.method !== 'HEAD'
+    const url = request.url
+    const query = url.indexOf('?')
+    const kind = requestKind(request.method, query < 0 ? url : url.slice(0, query))
     const arrived = performance.now()
     const answered = entry(request, server)
     const own = trace.slice(arrived, SLICE.arrival)
     if (!(answered instanceof Promise)) {
-      trace.request(sent, arrived, performance.now(), own, write)
+      trace.request(sent, arrived, performance.now(), own, kind)
       return answered
     }
     return answered.then((response) => {
-      trace.request(sent, arrived, performance.now(), own, write)
+      trace.request(sent, arrived, performance.now(), own, kind)
       return response
     })
   }

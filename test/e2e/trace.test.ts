@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SENT_HEADER, SLICE } from '../../src/trace.ts'
+import { REQUEST_KINDS, SENT_HEADER, SLICE } from '../../src/trace.ts'
 import { binaryDatabase, onPostgres } from '../support/backend.ts'
 import { api, register, startServer, tempDir, useBinary } from './support.ts'
 
@@ -12,7 +12,7 @@ import { api, register, startServer, tempDir, useBinary } from './support.ts'
 
 const binary = useBinary()
 
-/** The trace file: its requests (sent, arrived, done, own, write) and slices (start, end, kind). */
+/** The trace file: its requests (sent, arrived, done, own, kind) and slices (start, end, kind). */
 function readTrace(file: string) {
   const f = new Float64Array(readFileSync(file).buffer.slice(0))
   const [slices, requests, origin] = [f[0]!, f[1]!, f[2]!]
@@ -22,7 +22,7 @@ function readTrace(file: string) {
     slices: Array.from({ length: slices }, (_, i) => ({ start: f[3 + i * 3]!, end: f[4 + i * 3]!, kind: f[5 + i * 3]! })),
     requests: Array.from({ length: requests }, (_, i) => {
       const r = f.subarray(at + i * 5, at + i * 5 + 5)
-      return { sent: r[0]!, arrived: r[1]!, done: r[2]!, own: r[3]!, write: r[4]! }
+      return { sent: r[0]!, arrived: r[1]!, done: r[2]!, own: r[3]!, kind: REQUEST_KINDS[r[4]!] }
     }),
   }
 }
@@ -40,6 +40,12 @@ describe(`TAIL_TRACE on ${onPostgres ? 'PostgreSQL' : 'SQLite'}`, () => {
       body: { article: { title: 'Traced', description: 'd', body: 'b' } },
     })
     expect(created.status).toBe(201)
+    const slug = (created.body as { article: { slug: string } }).article.slug
+    const token = user.token
+    expect((await api(server.url, 'POST', `/api/articles/${slug}/favorite`, { token })).status).toBe(200)
+    expect((await api(server.url, 'DELETE', `/api/articles/${slug}/favorite`, { token })).status).toBe(200)
+    const comment = { comment: { body: 'c' } }
+    expect((await api(server.url, 'POST', `/api/articles/${slug}/comments?x=1`, { token, body: comment })).status).toBe(201)
     const stamps: number[] = []
     for (let i = 0; i < 5; i++) {
       const sent = Math.round((performance.timeOrigin + performance.now()) * 1000)
@@ -61,11 +67,17 @@ describe(`TAIL_TRACE on ${onPostgres ? 'PostgreSQL' : 'SQLite'}`, () => {
       expect(r.arrived - r.sent).toBeLessThan(1_000)
       expect(r.done).toBeGreaterThanOrEqual(r.arrived)
       expect(r.own).toBeGreaterThan(0)
-      expect(r.write).toBe(0)
+      expect(r.kind).toBe('read')
     }
-    // every request is there (the start-up's /health polls and the registration too), the two writes marked
-    expect(trace.requests.length).toBeGreaterThanOrEqual(7)
-    expect(trace.requests.filter((r) => r.write === 1)).toHaveLength(2)
+    // every request is there (the start-up's /health polls and the registration too), each write by its kind
+    expect(trace.requests.length).toBeGreaterThanOrEqual(10)
+    expect(trace.requests.filter((r) => r.kind !== 'read').map((r) => r.kind)).toEqual([
+      'other write',
+      'new article',
+      'favorite',
+      'unfavorite',
+      'comment',
+    ])
     const kinds = new Set(trace.slices.map((s) => s.kind))
     expect(kinds.has(SLICE.arrival)).toBe(true)
     if (!onPostgres) expect(kinds.has(SLICE.write)).toBe(true)
