@@ -1,5 +1,5 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { ms, nameless, read } from '../db/postgres/client.ts'
+import { ms, nameless, pipelined, read } from '../db/postgres/client.ts'
 import type { ArticleHead, ArticleReadSql, ArticleRow, ArticleWriteSql, WrittenArticle } from './store.ts'
 
 /** Raw rows: bigint times arrive as strings. */
@@ -25,6 +25,9 @@ export const PG_ARTICLE_READS = {
 
 /** Any fixed number: the advisory lock article creations and slug changes take, one at a time. */
 const ARTICLE_LOCK = 0x736c7567 // "slug"
+
+/** Waits for the advisory lock article creations and slug changes take, held until commit. */
+const lock = (tx: TransactionSQL) => tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema()))`
 
 /** The reads of articles on PostgreSQL. */
 export function postgresArticleReads(sql: SQL): ArticleReadSql {
@@ -54,7 +57,7 @@ export function postgresArticleReads(sql: SQL): ArticleReadSql {
  */
 export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
   return {
-    lockSlugs: async () => void (await tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema()))`),
+    lockSlugs: async () => void (await lock(tx)),
     slugTaken: async (slug) => (await tx`SELECT 1 FROM articles WHERE slug = ${slug}`).length > 0,
     async slugCounter(base) {
       const [c] = await tx`SELECT next FROM slug_counters WHERE base = ${base}`
@@ -64,13 +67,34 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
       [...(await tx`SELECT slug FROM articles WHERE slug > ${`${base}-`} AND slug < ${`${base}.`}`)].map((r) => r.slug),
     setSlugCounter: async (base, next) =>
       void (await tx`INSERT INTO slug_counters (base, next) VALUES (${base}, ${next}) ON CONFLICT (base) DO UPDATE SET next = EXCLUDED.next`),
-    async insert(a) {
-      // ids grow with created_at: a new article is never older than the newest one
-      const [{ id }] = await tx`INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
-        SELECT ${a.slug}, ${a.title}, ${a.description}, ${a.body}, ${a.author}, t, t
-        FROM (SELECT greatest(${a.now}::bigint, coalesce((SELECT created_at FROM articles ORDER BY id DESC LIMIT 1), 0)) AS t) x
-        RETURNING id`
-      return id
+    async add(a) {
+      // sorted: concurrent writers insert new tags in one order (no deadlock on the unique index)
+      const names = [...a.tags].sort()
+      const locked = lock(tx).execute()
+      const tagged = names.length
+        ? tx`INSERT INTO tags (name) SELECT unnest(${names}::text[]) ON CONFLICT (name) DO NOTHING`.execute()
+        : null
+      // ids grow with created_at: a new article is never older than the newest one (the lock keeps it so)
+      const added = tx`WITH added AS (
+          INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
+          SELECT ${a.slug}, ${a.title}, ${a.description}, ${a.body}, ${a.author}, t, t
+          FROM (SELECT greatest(${a.now}::bigint, coalesce((SELECT created_at FROM articles ORDER BY id DESC LIMIT 1), 0)) AS t) x
+          -- not ON CONFLICT, which would use up an id; the lock keeps this check true until the commit
+          WHERE NOT EXISTS (SELECT 1 FROM articles WHERE slug = ${a.slug})
+          RETURNING id, created_at),
+        linked AS (
+          INSERT INTO article_tags (tag_id, article_id) SELECT t.id, added.id FROM added, tags t WHERE t.name = ANY (${names}::text[])
+          RETURNING tag_id)
+        SELECT added.id, added.created_at, u.username, u.bio, u.image,
+          ARRAY(SELECT t.name FROM tags t WHERE t.id IN (SELECT tag_id FROM linked)) AS tags,
+          EXISTS (SELECT 1 FROM follows WHERE follower_id = ${a.author} AND followee_id = ${a.author}) AS following
+        FROM added CROSS JOIN users u WHERE u.id = ${a.author}`.execute()
+      const [, , [r]] = await pipelined(locked, tagged, added)
+      if (!r) return null
+      const at = ms(r.created_at)
+      const { slug, title, description, body, author } = a
+      const row = { id: r.id, author_id: author, slug, title, description, body, created_at: at, updated_at: at, favorites_count: 0 }
+      return { row: { ...row, tags: r.tags, username: r.username, bio: r.bio, image: r.image }, favorited: false, following: r.following }
     },
     async find(slug, lock) {
       if (nameless(slug)) return null

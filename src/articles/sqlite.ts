@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import type { ArticleReadSql, ArticleRow, ArticleWriteSql } from './store.ts'
+import type { ArticleReadSql, ArticleRow, ArticleWriteSql, WrittenArticle } from './store.ts'
 
 /** The columns every article read selects (`a` the article, `u` its author); tags joined by U+001F. */
 export const articleColumns = (withBody: boolean) => `a.id, a.author_id, a.slug, a.title, a.description,${
@@ -97,6 +97,18 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
   const favorite = db.query<unknown, [number, number]>('INSERT OR IGNORE INTO favorites (user_id, article_id) VALUES (?, ?)')
   const unfavorite = db.query<unknown, [number, number]>('DELETE FROM favorites WHERE user_id = ? AND article_id = ?')
 
+  function setTags(article: number, tags: readonly string[], replacing: boolean): void {
+    const names = JSON.stringify(tags)
+    if (replacing) unlinkOtherTags.run({ article, names })
+    addTags.run(names)
+    linkTags.run({ article, names })
+  }
+  function written(id: number, viewerId: number): WrittenArticle {
+    const r = row(full.get(id)!)
+    const f = flags.get({ viewer: viewerId, id, author: r.author_id })!
+    return { row: r, favorited: f.favorited === 1, following: f.following === 1 }
+  }
+
   return {
     // the transaction holds SQLite's write lock from its start (IMMEDIATE)
     lockSlugs: () => undefined,
@@ -104,23 +116,20 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
     slugCounter: (base) => counter.get(base)?.next ?? null,
     suffixedSlugs: (base) => suffixed.all({ lo: `${base}-`, hi: `${base}.` }).map((r) => r.slug),
     setSlugCounter: (base, next) => void setCounter.run(base, next),
-    insert: (a) => insert.get(a)!.id,
+    add(a) {
+      if (slugTaken.get(a.slug) !== null) return null
+      const { slug, title, description, body, author, now } = a
+      const id = insert.get({ slug, title, description, body, author, now })!.id
+      if (a.tags.length) setTags(id, a.tags, false)
+      return written(id, author)
+    },
     // the write lock is held already: nothing to lock per row
     find: (slug) => find.get(slug),
     tagsOf: (id) => tagsOf.all(id).map((t) => t.name),
     update: (id, e) => void update.run({ id, ...e }),
     remove: (id) => void remove.run(id),
-    setTags(article, tags, replacing) {
-      const names = JSON.stringify(tags)
-      if (replacing) unlinkOtherTags.run({ article, names })
-      addTags.run(names)
-      linkTags.run({ article, names })
-    },
+    setTags,
     setFavorite: (user, id, on) => (on ? favorite : unfavorite).run(user, id).changes > 0,
-    written(id, viewerId) {
-      const r = row(full.get(id)!)
-      const f = flags.get({ viewer: viewerId, id, author: r.author_id })!
-      return { row: r, favorited: f.favorited === 1, following: f.following === 1 }
-    },
+    written,
   }
 }

@@ -35,6 +35,18 @@ export interface ArticleHead {
   title: string
 }
 
+/** What a creation stores. */
+export interface NewArticleRow {
+  slug: string
+  title: string
+  description: string
+  body: string
+  tags: readonly string[]
+  author: number
+  /** milliseconds */
+  now: number
+}
+
 /** What an edit stores: null keeps the column (the slug is always given). */
 export interface ArticleEdit {
   slug: string
@@ -69,8 +81,13 @@ export interface ArticleWriteSql {
   /** Slugs `base-…` (at least every numbered one): read the first time a base is taken twice. */
   suffixedSlugs(base: string): Awaitable<string[]>
   setSlugCounter(base: string, next: number): Awaitable<void>
-  /** The new article's id; its created_at is never before the newest article's. */
-  insert(a: { slug: string; title: string; description: string; body: string; author: number; now: number }): Awaitable<number>
+  /**
+   * Takes the slug lock (lockSlugs), then adds the article under `a.slug`
+   * with its tags and answers it as its author sees it; null, adding nothing,
+   * when an article has that slug. Its created_at is never before the newest
+   * article's. PostgreSQL sends it all at once: one round trip.
+   */
+  add(a: NewArticleRow): Awaitable<WrittenArticle | null>
   /** The article at `slug`, or null; 'update' locks it against concurrent edits and deletes, 'share' against its deletion. */
   find(slug: string, lock: 'share' | 'update'): Awaitable<ArticleHead | null>
   tagsOf(id: number): Awaitable<string[]>

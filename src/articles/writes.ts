@@ -25,20 +25,23 @@ function* taken(sql: ArticleWriteSql, slug: string): Steps<boolean> {
 }
 
 /**
- * The base slug when free; else `base-N` with N from the base's counter,
- * which never hands out a number twice (an old link never lands on another
- * article), started the first time a base is taken twice at the smallest
- * free suffix. One counter upsert, whatever the number of articles sharing
- * the base. Runs under the slug lock (see ArticleWriteSql.lockSlugs), so two
- * writers never choose the same slug.
+ * `base-N` with N from the base's counter, which never hands out a number
+ * twice (an old link never lands on another article), started the first time
+ * a base is taken twice at the smallest free suffix. One counter upsert,
+ * whatever the number of articles sharing the base. Runs under the slug lock
+ * (see ArticleWriteSql.lockSlugs), so two writers never choose the same slug.
  */
-function* freeSlug(sql: ArticleWriteSql, title: string): Steps<string> {
-  const base = slugify(title)
-  if (!(yield* taken(sql, base))) return base
+function* suffixedSlug(sql: ArticleWriteSql, base: string): Steps<string> {
   let n = (yield* wait(sql.slugCounter(base))) ?? firstFreeSuffix(base, yield* wait(sql.suffixedSlugs(base)))
   while (yield* taken(sql, `${base}-${n}`)) n++
   yield* wait(sql.setSlugCounter(base, n + 1))
   return `${base}-${n}`
+}
+
+/** The base slug of a title when free, else the next suffixed one (under the slug lock). */
+function* freeSlug(sql: ArticleWriteSql, title: string): Steps<string> {
+  const base = slugify(title)
+  return (yield* taken(sql, base)) ? yield* suffixedSlug(sql, base) : base
 }
 
 function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): Steps<ArticleHead> {
@@ -49,14 +52,20 @@ function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): S
 
 /** A new article under the next free slug for its title. */
 function* create(sql: ArticleWriteSql, changed: Changed, author: Viewer, a: NewArticle): Steps<WrittenArticle> {
-  yield* wait(sql.lockSlugs())
-  const slug = yield* freeSlug(sql, a.title)
-  const { title, description, body } = a
-  const id = yield* wait(sql.insert({ slug, title, description, body, author: author.id, now: Date.now() }))
   const tags = a.tagList ?? []
-  if (tags.length) yield* wait(sql.setTags(id, tags, false))
+  // recorded first: on PostgreSQL the log row travels with the statements below
   changed(articleCreated(author, tags))
-  return yield* wait(sql.written(id, author.id))
+  const { title, description, body } = a
+  const row = { title, description, body, tags, author: author.id, now: Date.now() }
+  const base = slugify(title)
+  // most titles are new: their base slug is free, and one step locks, adds and answers
+  const added = RESERVED_SLUGS.has(base) ? null : yield* wait(sql.add({ ...row, slug: base }))
+  if (added) return added
+  yield* wait(sql.lockSlugs())
+  const written = yield* wait(sql.add({ ...row, slug: yield* suffixedSlug(sql, base) }))
+  // the slug was free under the lock, which is still held
+  if (!written) throw new Error('a free slug was taken under the slug lock')
+  return written
 }
 
 /** The author's changes; a new title gives a new slug (see newSlugNeeded). */

@@ -33,9 +33,9 @@ function* removeFound(sql: CommentWriteSql, changed: Changed, actor: Actor, id: 
 
 function* add(sql: CommentWriteSql, changed: Changed, viewerId: number, slug: string, body: string): Steps<CommentRow> {
   const a = yield* article(sql, slug)
-  const comment = yield* wait(sql.insert(a.id, viewerId, body, Date.now()))
+  // recorded first: on PostgreSQL the log row travels with the insert
   changed([keys.comments(a.id)])
-  return comment
+  return yield* wait(sql.insert(a.id, viewerId, body, Date.now()))
 }
 
 function* remove(sql: CommentWriteSql, changed: Changed, actor: Actor, slug: string, id: number): Steps<void> {

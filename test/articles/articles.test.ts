@@ -45,6 +45,25 @@ describe('POST /api/articles', () => {
     expect(Date.parse(createdAt)).toBeLessThanOrEqual(after)
   })
 
+  test('answers a creation as a read of the new article answers it, on the first and on a suffixed slug', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    const profile = { bio: 'I work at statefarm', image: 'https://example.com/jake.png' }
+    expect((await app.request('PUT', '/api/user', { token: jake.token, body: { user: profile } })).status).toBe(200)
+    // a tag another article has already, a new one, and one repeated
+    expect((await post(app, jake.token, { ...valid, title: 'Earlier', tagList: ['dragons'] })).status).toBe(201)
+    const article = { title: 'Same title', description: 'd', body: 'b\n', tagList: ['zebras', 'dragons', 'zebras'] }
+    for (const slug of ['same-title', 'same-title-2']) {
+      const created = await post(app, jake.token, article)
+      expect(created.status).toBe(201)
+      expect(created.body.article.slug).toBe(slug)
+      expect(created.body.article.author).toEqual({ username: jake.username, ...profile, following: false })
+      expect(created.body.article.tagList).toEqual(['dragons', 'zebras'])
+      const read = await app.request('GET', `/api/articles/${slug}`, { token: jake.token })
+      expect(read.body).toEqual(created.body)
+    }
+  })
+
   test('trims tags, drops blank and repeated ones and sorts them in code-point order', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)

@@ -98,21 +98,25 @@ export class PgChanges implements ChangeFeed {
     const attempt = (expired: () => boolean) =>
       guardedTransaction(this.sql, expired, async (tx) => {
         changed.length = 0
-        const result = await fn(tx, (k) => void changed.push(...k))
-        let seq: string | undefined
-        if (changed.length) {
-          const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${logRow(changed)}, ${Date.now()}) RETURNING seq::text`
-          seq = row.seq
-        }
-        return { result, seq }
+        const logged: Promise<string>[] = []
+        const result = await fn(tx, (keys) => {
+          changed.push(...keys)
+          // sent at once, it travels with the write's next statement: no round trip of its own
+          const seq = tx`INSERT INTO changes (keys, at) VALUES (${logRow(keys)}, ${Date.now()}) RETURNING seq::text`
+            .execute()
+            .then((rows) => rows[0].seq as string)
+          seq.catch(() => {}) // awaited below, unless `fn` failed first (its failure is the one thrown)
+          logged.push(seq)
+        })
+        return { result, seqs: await Promise.all(logged) }
       })
     return write(async (expired) => {
       // a deadlock or serialization failure rolled everything back: safe to run again
       for (let tries = 1; ; tries++) {
         try {
-          const { result, seq } = await attempt(expired)
+          const { result, seqs } = await attempt(expired)
           // committed: this instance's caches learn it now, even if the request was answered 503 meanwhile
-          if (seq !== undefined) this.committed(seq, changed)
+          if (seqs.length) this.committed(seqs, changed)
           return result
         } catch (e) {
           const state = (e as { errno?: unknown }).errno
@@ -128,14 +132,17 @@ export class PgChanges implements ChangeFeed {
    */
   async within(tx: TransactionSQL): Promise<() => void> {
     const [row] = await tx`INSERT INTO changes (keys, at) VALUES (${logRow([EVERYTHING])}, ${Date.now()}) RETURNING seq::text`
-    return () => this.committed(row.seq, [EVERYTHING])
+    return () => this.committed([row.seq], [EVERYTHING])
   }
 
-  private committed(seq: string, keys: readonly number[]): void {
+  private committed(seqs: readonly string[], keys: readonly number[]): void {
     this.versions.bump(keys)
-    // in both modes: `local` reads the log too, where this row is already applied
-    this.own.set(seq, Date.now())
-    this.wrote()
+    // in both modes: `local` reads the log too, where these rows are already applied
+    const now = Date.now()
+    for (const seq of seqs) {
+      this.own.set(seq, now)
+      this.wrote()
+    }
   }
 
   sync(): void | Promise<void> {

@@ -204,6 +204,19 @@ export function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn: (tx:
 }
 
 /**
+ * Queries already sent on one transaction's connection, in order: they travel
+ * together (one round trip for all, not one each) and the server runs them
+ * one after the other. Their results in order; the first failure is thrown
+ * (the later ones fail because of it, aborted transaction, and are settled
+ * here, never left unhandled).
+ */
+export async function pipelined<T extends readonly unknown[]>(...queries: { [K in keyof T]: T[K] | PromiseLike<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(queries)
+  for (const s of settled) if (s.status === 'rejected') throw s.reason
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T
+}
+
+/**
  * An int4[] column as an array of numbers. Bun's client hands it over as an
  * Int32Array; `Array.from` walks that through the iterator protocol, an order
  * of magnitude slower than this loop (docs/PERFORMANCE.md).
