@@ -193,14 +193,29 @@ export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T>
  * One transaction for write(): it checks `expired` when it gets its
  * connection and again before it commits, and rolls back if its request was
  * answered 503 meanwhile, rather than commit what the client was told failed.
+ * BEGIN is not awaited on its own (as `sql.begin` does): it travels with the
+ * transaction's first statement, one round trip fewer per write.
  */
-export function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn: (tx: TransactionSQL) => Promise<T>): Promise<T> {
-  return sql.begin(async (tx) => {
+export async function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn: (tx: TransactionSQL) => Promise<T>): Promise<T> {
+  const conn = await sql.reserve()
+  try {
     if (expired()) throw new Abandoned()
-    const out = await fn(tx)
-    if (expired()) throw new Abandoned()
-    return out
-  }) as Promise<T>
+    const begun = conn`BEGIN`.execute()
+    begun.catch(() => {}) // awaited below, unless `fn` failed first
+    try {
+      const out = await fn(conn as unknown as TransactionSQL)
+      await begun
+      if (expired()) throw new Abandoned()
+      await conn`COMMIT`
+      return out
+    } catch (e) {
+      // after a failed COMMIT there is nothing to roll back; a broken connection cannot
+      await conn`ROLLBACK`.catch(() => {})
+      throw e
+    }
+  } finally {
+    conn.release()
+  }
 }
 
 /**
