@@ -96,13 +96,10 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
       const row = { id: r.id, author_id: author, slug, title, description, body, created_at: at, updated_at: at, favorites_count: 0 }
       return { row: { ...row, tags: r.tags, username: r.username, bio: r.bio, image: r.image }, favorited: false, following: r.following }
     },
-    async find(slug, lock) {
+    async find(slug) {
       if (nameless(slug)) return null
-      // FOR UPDATE: concurrent edits and deletes of one article take turns; FOR KEY SHARE: it cannot be deleted meanwhile
-      const [a] =
-        lock === 'update'
-          ? await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR UPDATE`
-          : await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR KEY SHARE`
+      // FOR UPDATE: concurrent edits and deletes of one article take turns
+      const [a] = await tx`SELECT id, author_id, slug, title FROM articles WHERE slug = ${slug} FOR UPDATE`
       return (a as ArticleHead | undefined) ?? null
     },
     tagsOf: async (id) =>
@@ -130,11 +127,17 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
       await tx`INSERT INTO article_tags (tag_id, article_id) SELECT id, ${article} FROM tags WHERE name = ANY (${names}::text[])
                ON CONFLICT DO NOTHING`
     },
-    async setFavorite(user, id, on) {
-      const r = on
-        ? await tx`INSERT INTO favorites (user_id, article_id) VALUES (${user}, ${id}) ON CONFLICT DO NOTHING`
-        : await tx`DELETE FROM favorites WHERE user_id = ${user} AND article_id = ${id}`
-      return r.count > 0
+    async setFavorite(user, slug, on) {
+      if (nameless(slug)) return null
+      // FOR KEY SHARE: the article cannot be deleted while its favorite is written
+      const [r] = on
+        ? await tx`WITH a AS (SELECT id FROM articles WHERE slug = ${slug} FOR KEY SHARE),
+              f AS (INSERT INTO favorites (user_id, article_id) SELECT ${user}, id FROM a ON CONFLICT DO NOTHING RETURNING 1)
+            SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed FROM a`
+        : await tx`WITH a AS (SELECT id FROM articles WHERE slug = ${slug} FOR KEY SHARE),
+              f AS (DELETE FROM favorites WHERE user_id = ${user} AND article_id = (SELECT id FROM a) RETURNING 1)
+            SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed FROM a`
+      return (r as { id: number; changed: boolean } | undefined) ?? null
     },
     async written(id, viewerId): Promise<WrittenArticle> {
       const [r] = await tx`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,

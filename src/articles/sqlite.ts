@@ -129,7 +129,10 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
     update: (id, e) => void update.run({ id, ...e }),
     remove: (id) => void remove.run(id),
     setTags,
-    setFavorite: (user, id, on) => (on ? favorite : unfavorite).run(user, id).changes > 0,
+    setFavorite(user, slug, on) {
+      const a = find.get(slug)
+      return a && { id: a.id, changed: (on ? favorite : unfavorite).run(user, a.id).changes > 0 }
+    },
     written,
   }
 }

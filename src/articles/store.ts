@@ -88,15 +88,20 @@ export interface ArticleWriteSql {
    * article's. PostgreSQL sends it all at once: one round trip.
    */
   add(a: NewArticleRow): Awaitable<WrittenArticle | null>
-  /** The article at `slug`, or null; 'update' locks it against concurrent edits and deletes, 'share' against its deletion. */
-  find(slug: string, lock: 'share' | 'update'): Awaitable<ArticleHead | null>
+  /** The article at `slug`, or null, locked against concurrent edits and deletes until the transaction ends. */
+  find(slug: string): Awaitable<ArticleHead | null>
   tagsOf(id: number): Awaitable<string[]>
   update(id: number, e: ArticleEdit): Awaitable<void>
   remove(id: number): Awaitable<void>
   /** Links these tags (creating the missing ones); `replacing`: unlinks the others first. */
   setTags(id: number, tags: readonly string[], replacing: boolean): Awaitable<void>
-  /** Whether a favorite row was really added (on) or removed (off). */
-  setFavorite(user: number, id: number, on: boolean): Awaitable<boolean>
+  /**
+   * Adds (on) or removes (off) the user's favorite of the article at `slug`,
+   * which cannot be deleted until the transaction ends: its id, and whether a
+   * row was really added or removed; null for an unknown slug. PostgreSQL:
+   * one statement.
+   */
+  setFavorite(user: number, slug: string, on: boolean): Awaitable<{ id: number; changed: boolean } | null>
   /** The article as `viewer` sees it, read inside the write's transaction. */
   written(id: number, viewerId: number): Awaitable<WrittenArticle>
 }

@@ -44,8 +44,8 @@ function* freeSlug(sql: ArticleWriteSql, title: string): Steps<string> {
   return (yield* taken(sql, base)) ? yield* suffixedSlug(sql, base) : base
 }
 
-function* found(sql: ArticleWriteSql, slug: string, lock: 'share' | 'update'): Steps<ArticleHead> {
-  const a = yield* wait(sql.find(slug, lock))
+function* found(sql: ArticleWriteSql, slug: string): Steps<ArticleHead> {
+  const a = yield* wait(sql.find(slug))
   if (!a) throw notFound('article')
   return a
 }
@@ -70,7 +70,7 @@ function* create(sql: ArticleWriteSql, changed: Changed, author: Viewer, a: NewA
 
 /** The author's changes; a new title gives a new slug (see newSlugNeeded). */
 function* update(sql: ArticleWriteSql, changed: Changed, viewer: Viewer, slug: string, c: ArticleChanges): Steps<WrittenArticle> {
-  const a = yield* found(sql, slug, 'update')
+  const a = yield* found(sql, slug)
   if (!mayEdit(viewer, a)) throw forbidden('article')
   let newSlug = a.slug
   if (newSlugNeeded(a.title, c.title)) {
@@ -86,17 +86,17 @@ function* update(sql: ArticleWriteSql, changed: Changed, viewer: Viewer, slug: s
 }
 
 function* remove(sql: ArticleWriteSql, changed: Changed, actor: Actor, slug: string): Steps<void> {
-  const a = yield* found(sql, slug, 'update')
+  const a = yield* found(sql, slug)
   if (!mayDelete(actor, a)) throw forbidden('article')
   yield* wait(sql.remove(a.id))
   changed(articleDeleted(a.id))
 }
 
 function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Viewer, slug: string, on: boolean): Steps<WrittenArticle> {
-  // the article stays until this transaction ends: the favorite refers to it
-  const { id } = yield* found(sql, slug, 'share')
-  if (yield* wait(sql.setFavorite(user.id, id, on))) changed(favoriteChanged(id, user.id, user.usernameKey))
-  return yield* wait(sql.written(id, user.id))
+  const f = yield* wait(sql.setFavorite(user.id, slug, on))
+  if (!f) throw notFound('article')
+  if (f.changed) changed(favoriteChanged(f.id, user.id, user.usernameKey))
+  return yield* wait(sql.written(f.id, user.id))
 }
 
 /** The writes of articles on either backend: every decision above, the SQL in `writes`' primitives. */
