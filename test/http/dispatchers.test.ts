@@ -29,11 +29,15 @@ interface Answer {
   body: string
   headers: [string, string][]
 }
-/** A token an answer carries, as its claims without its own id (`jti`): random in every token issued. */
+/**
+ * A token an answer carries, as its claims without its own id (`jti`, random
+ * in every token issued) and with its lifetime instead of its times: two
+ * paths asked in turn may issue it in different seconds.
+ */
 const withoutTokenId = (body: string) =>
   body.replace(/"token":"([^".]+)\.([^".]+)\.[^"]+"/g, (_m, _h, payload: string) => {
-    const { jti: _id, ...claims } = JSON.parse(Buffer.from(payload, 'base64url').toString())
-    return `"token":${JSON.stringify(`claims ${JSON.stringify(claims)}`)}`
+    const { jti: _id, iat, exp, ...claims } = JSON.parse(Buffer.from(payload, 'base64url').toString())
+    return `"token":${JSON.stringify(`claims ${JSON.stringify({ ...claims, lifetime: exp - iat })}`)}`
   })
 const answerOf = async (res: Response): Promise<Answer> => ({
   status: res.status,
