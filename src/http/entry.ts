@@ -200,9 +200,7 @@ export function requestEntry(d: Deps) {
   return (request: Request, server?: Server<unknown> | null): Response | Promise<Response> => {
     const header = request.headers.get(SENT_HEADER)
     const sent = header === null ? Number.NaN : Number(header)
-    const url = request.url
-    const query = url.indexOf('?')
-    const kind = requestKind(request.method, query < 0 ? url : url.slice(0, query))
+    const kind = requestKind(request.method, pathOf(request.url))
     const arrived = performance.now()
     const answered = entry(request, server)
     const own = trace.slice(arrived, SLICE.arrival)
