@@ -56,6 +56,8 @@ export interface Config {
   singleInstance: boolean
   /** what the caches of one process may hold, in MiB (keys and bookkeeping included) */
   cacheMb: number
+  /** the collector's lean policy (src/cli/runtime.ts applies it as the process starts) */
+  leanMemory: boolean
   /** answer plain GETs from caches before the framework (false: every request through it; for diagnosis) */
   fastPath: boolean
   /** serve the web app at `/` (false: an API-only deployment; `/` says where the API is) */
@@ -92,6 +94,7 @@ export const defaults: Config = {
   workers: 1,
   singleInstance: false,
   cacheMb: 90,
+  leanMemory: false,
   fastPath: true,
   webApp: true,
   metricsToken: undefined,
@@ -108,11 +111,18 @@ export function integer(name: string, raw: string, min: number, max: number): nu
   return n
 }
 
-function boolean(name: string, raw: string): boolean {
+/** A boolean variable's value, or undefined when it is neither word (what `boolean` refuses). */
+export function booleanWord(raw: string): boolean | undefined {
   const v = raw.trim().toLowerCase()
   if (['1', 'true', 'yes', 'on'].includes(v)) return true
   if (['0', 'false', 'no', 'off'].includes(v)) return false
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+  return undefined
+}
+
+function boolean(name: string, raw: string): boolean {
+  const b = booleanWord(raw)
+  if (b === undefined) throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+  return b
 }
 
 function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
@@ -149,6 +159,7 @@ export const environment = {
   SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
   CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90; see the README on memory)',
+  LEAN_MEMORY: 'full collections sooner: about a fifth less peak memory for 2-4 % more CPU (default false)',
   FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
   WEB_APP: 'serve the Conduit web app at / (default true; false for an API-only deployment)',
   METRICS_TOKEN: 'serve Prometheus metrics at /metrics to `Authorization: Bearer <this>` (default: unset, no /metrics)',
@@ -199,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('SHUTDOWN_DELAY_SECONDS'))) c.shutdownDelayMs = integer('SHUTDOWN_DELAY_SECONDS', s, 0, 600) * 1000
   if ((s = v('SINGLE_INSTANCE'))) c.singleInstance = boolean('SINGLE_INSTANCE', s)
   if ((s = v('CACHE_MB'))) c.cacheMb = integer('CACHE_MB', s, 1, 65536)
+  if ((s = v('LEAN_MEMORY'))) c.leanMemory = boolean('LEAN_MEMORY', s)
   if ((s = v('FAST_PATH'))) c.fastPath = boolean('FAST_PATH', s)
   if ((s = v('WEB_APP'))) c.webApp = boolean('WEB_APP', s)
   if ((s = v('METRICS_TOKEN'))) {

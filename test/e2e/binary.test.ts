@@ -93,15 +93,30 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       const server = await startServer(binary())
       // the pid the caller started is the server: it answers, it has the settings, and it stops on SIGTERM
       expect((await api(server.url, 'GET', '/api/tags')).status).toBe(200)
-      expect(environOf(server.proc.pid)).toContain('BUN_JSC_useFTLJIT=0')
+      const started = environOf(server.proc.pid)
+      expect(started).toContain('BUN_JSC_useFTLJIT=0')
+      // the lean collector only when asked
+      expect(started.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
       expect(await server.stop()).toMatchObject({ code: 0, timedOut: false })
 
-      const chosen = await startServer(binary(), { env: { BUN_JSC_useFTLJIT: '1' } })
+      // the operator's FTL choice is kept, and the lean collector added
+      const chosen = await startServer(binary(), { env: { BUN_JSC_useFTLJIT: '1', LEAN_MEMORY: 'true' } })
       expect((await api(chosen.url, 'GET', '/api/tags')).status).toBe(200)
       const env = environOf(chosen.proc.pid)
       expect(env).toContain('BUN_JSC_useFTLJIT=1')
       expect(env).not.toContain('BUN_JSC_useFTLJIT=0')
+      expect(env).toContain('BUN_JSC_smallHeapGrowthFactor=2')
+      expect(env).toContain('BUN_JSC_minEdenToOldGenerationRatio=0.4')
       expect(await chosen.stop()).toMatchObject({ code: 0, timedOut: false })
+
+      // one of the collector's variables set: none of the others is added
+      const own = await startServer(binary(), { env: { LEAN_MEMORY: 'true', BUN_JSC_smallHeapGrowthFactor: '1.5' } })
+      expect((await api(own.url, 'GET', '/api/tags')).status).toBe(200)
+      const ownEnv = environOf(own.proc.pid)
+      expect(ownEnv).toContain('BUN_JSC_smallHeapGrowthFactor=1.5')
+      expect(ownEnv.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
+      expect(ownEnv).toContain('BUN_JSC_useFTLJIT=0')
+      expect(await own.stop()).toMatchObject({ code: 0, timedOut: false })
     },
     60_000,
   )

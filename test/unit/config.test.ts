@@ -66,6 +66,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       SHUTDOWN_DELAY_SECONDS: '6',
       SINGLE_INSTANCE: 'true',
       CACHE_MB: '16',
+      LEAN_MEMORY: 'true',
       FAST_PATH: 'false',
       WEB_APP: 'false',
       METRICS_TOKEN: 'a-scrape-token',
@@ -96,6 +97,7 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       shutdownDelayMs: 6000,
       singleInstance: true,
       cacheMb: 16,
+      leanMemory: true,
       fastPath: false,
       webApp: false,
       metricsToken: 'a-scrape-token',
@@ -104,6 +106,11 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
     expect(() => loadConfig({ METRICS_TOKEN: 'two words' })).toThrow('METRICS_TOKEN must not contain spaces')
     expect(loadConfig({ DATABASE_TIMEOUT_SECONDS: '0' }).databaseTimeoutMs).toBe(0)
     expect(() => loadConfig({ DATABASE_TIMEOUT_SECONDS: '-1' })).toThrow('DATABASE_TIMEOUT_SECONDS must be between 0 and 3600, got -1')
+  })
+
+  test('rejects a LEAN_MEMORY that is neither true nor false', () => {
+    expect(() => loadConfig({ LEAN_MEMORY: 'maybe' })).toThrow('LEAN_MEMORY must be true or false, got "maybe"')
+    expect(loadConfig({ LEAN_MEMORY: 'off' }).leanMemory).toBe(false)
   })
 
   test('rejects a CACHE_MB below 1 or not an integer', () => {
