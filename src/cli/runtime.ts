@@ -9,6 +9,11 @@
  *   path took up to 85 ms of a core each (113 of them in a 20 s run), on threads that share the
  *   server's core when it has one; without it p99 under writes fell 14-23 % on SQLite and the CPU
  *   per request did not rise, even after a 30 s warm-up (docs/PERFORMANCE.md, "The tail").
+ * - `BUN_JSC_useConcurrentGC=0`: the collector marks while the server waits, not beside it. A
+ *   concurrent collection lets the server allocate on while it marks, so the heap overshot each
+ *   trigger (full collections came at 200-219 MB of heap, without it at 164-175); with the
+ *   server on one core the marker only shared that core. Peak RSS -12 %, CPU per request,
+ *   throughput and p99 unchanged (docs/PERFORMANCE.md, "Memory").
  * - With LEAN_MEMORY=true, a leaner collector, the same on every host: the heap may grow to 2x
  *   what a full collection left (JavaScriptCore allows 3x on hosts of 16 GiB or more), and a full
  *   collection comes once eden's room falls under 40 % of the heap, not 33 %, so the garbage that
@@ -23,6 +28,8 @@ import { FLAGS } from './command.ts'
 
 /** Always: no FTL. */
 export const FTL_OFF: Readonly<Record<string, string>> = { BUN_JSC_useFTLJIT: '0' }
+/** Always: collections in pauses, without a concurrent marker. */
+export const CONCURRENT_GC_OFF: Readonly<Record<string, string>> = { BUN_JSC_useConcurrentGC: '0' }
 /** With LEAN_MEMORY=true. */
 export const LEAN_COLLECTOR: Readonly<Record<string, string>> = {
   // above any RAM: the flat growth factor below, whatever the host
@@ -36,7 +43,8 @@ export const LEAN_COLLECTOR: Readonly<Record<string, string>> = {
  * unreadable LEAN_MEMORY adds nothing here: loading the configuration refuses it in one line.
  */
 export function runtimeFor(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const groups = env.LEAN_MEMORY !== undefined && booleanWord(env.LEAN_MEMORY) ? [FTL_OFF, LEAN_COLLECTOR] : [FTL_OFF]
+  const always = [FTL_OFF, CONCURRENT_GC_OFF]
+  const groups = env.LEAN_MEMORY !== undefined && booleanWord(env.LEAN_MEMORY) ? [...always, LEAN_COLLECTOR] : always
   const add: Record<string, string> = {}
   for (const group of groups) if (Object.keys(group).every((k) => env[k] === undefined)) Object.assign(add, group)
   return add

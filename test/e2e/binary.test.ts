@@ -95,16 +95,19 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       expect((await api(server.url, 'GET', '/api/tags')).status).toBe(200)
       const started = environOf(server.proc.pid)
       expect(started).toContain('BUN_JSC_useFTLJIT=0')
+      expect(started).toContain('BUN_JSC_useConcurrentGC=0')
       // the lean collector only when asked
       expect(started.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
       expect(await server.stop()).toMatchObject({ code: 0, timedOut: false })
 
-      // the operator's FTL choice is kept, and the lean collector added
-      const chosen = await startServer(binary(), { env: { BUN_JSC_useFTLJIT: '1', LEAN_MEMORY: 'true' } })
+      // the operator's FTL and collector choices are kept, and the lean collector added
+      const chosen = await startServer(binary(), { env: { BUN_JSC_useFTLJIT: '1', BUN_JSC_useConcurrentGC: '1', LEAN_MEMORY: 'true' } })
       expect((await api(chosen.url, 'GET', '/api/tags')).status).toBe(200)
       const env = environOf(chosen.proc.pid)
       expect(env).toContain('BUN_JSC_useFTLJIT=1')
       expect(env).not.toContain('BUN_JSC_useFTLJIT=0')
+      expect(env).toContain('BUN_JSC_useConcurrentGC=1')
+      expect(env).not.toContain('BUN_JSC_useConcurrentGC=0')
       expect(env).toContain('BUN_JSC_smallHeapGrowthFactor=2')
       expect(env).toContain('BUN_JSC_minEdenToOldGenerationRatio=0.4')
       expect(await chosen.stop()).toMatchObject({ code: 0, timedOut: false })
