@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { CONCURRENT_GC_OFF, FTL_OFF, LEAN_COLLECTOR, runtimeFor, serves } from '../../src/cli/runtime.ts'
 
-/** Which command lines start the server, and so run with SERVER_RUNTIME (src/cli/runtime.ts). */
+/** Which command lines start the server, and so run with the settings runtimeFor adds (src/cli/runtime.ts). */
 describe('the runtime settings are for the server only', () => {
   test('no command, or serve, with any flags, starts the server', () => {
     for (const args of [[], ['serve'], ['--port', '3000'], ['serve', '--db', 'x.db', '--workers', '2'], ['--db', 'serve'], ['--debug']])
