@@ -249,7 +249,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
     results[which].push(m)
     console.log(
       `round ${round + 1} ${which}: ${Math.round(m.rps).toLocaleString('en').padStart(7)} req/s  p99 ${m.p99.toFixed(1)} ms  ` +
-        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  peak RSS ${m.peakRssMb.toFixed(0)} MB  errors ${m.errors}  bytes/request ${m.bytesPerRequest.toFixed(0)}`,
+        `server CPU ${m.usPerRequest.toFixed(1)} µs/request  peak RSS ${m.peakRssMb.toFixed(0)} MiB  errors ${m.errors}  bytes/request ${m.bytesPerRequest.toFixed(0)}`,
     )
   }
 }
@@ -267,7 +267,7 @@ const envNote = (k: 'A' | 'B') =>
     .map(([key, v]) => ` ${key}=${v}`)
     .join('')
 const line = (k: 'A' | 'B', m: typeof A) =>
-  `${k} ${values[k === 'A' ? 'a' : 'b']}${envNote(k)}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MB`
+  `${k} ${values[k === 'A' ? 'a' : 'b']}${envNote(k)}: median ${Math.round(m.rps).toLocaleString('en')} req/s, ${m.us.toFixed(1)} µs of server CPU per request, p99 ${m.p99.toFixed(1)} ms, peak RSS ${m.rss.toFixed(0)} MiB`
 console.log(line('A', A))
 console.log(line('B', B))
 console.log(

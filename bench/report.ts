@@ -251,8 +251,8 @@ function table(head: string[], rows: string[][], alignLeft = 1): string {
 export function sizeTable(s: SizeResult): string {
   const first = s.firstResponseMs.map((x) => x.toFixed(0)).join(', ')
   const title =
-    `${int(s.articles)} articles${s.variant ? ` on ${s.variant.label}` : ''} — server peak RSS ${MB(s.peakRssBytes)} MB` +
-    (s.highWaterMarkBytes ? ` (VmHWM ${MB(s.highWaterMarkBytes)} MB)` : '') +
+    `${int(s.articles)} articles${s.variant ? ` on ${s.variant.label}` : ''} — server peak RSS ${MB(s.peakRssBytes)} MiB` +
+    (s.highWaterMarkBytes ? ` (VmHWM ${MB(s.highWaterMarkBytes)} MiB)` : '') +
     `, first response ${first} ms` +
     (s.serverLog.lines ? `, ${s.serverLog.lines} server log line(s) at warn+` : '')
   const eps = s.endpoints.filter((e) => !e.mix)
@@ -276,7 +276,7 @@ export function sizeTable(s: SizeResult): string {
   const noisy = eps.some((e) => Math.max(noise(e.contention.server), noise(e.contention.bound)) > NOISY_PCT)
   const busy = eps.some((e) => e.bound.wrkCpuPct >= WRK_BUSY_PCT)
   if (!eps.length) return `${title}\n(only the mixed traffic was measured at this size)`
-  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bound req/s', 'ratio', 'RSS MB', 'resp B', 'noise %', 'wrk %']
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bound req/s', 'ratio', 'RSS MiB', 'resp B', 'noise %', 'wrk %']
   return (
     `${title}\n${table(head, rows)}` +
     (noisy
@@ -371,7 +371,7 @@ export function mixTable(rows: MixRow[]): string {
     'p99/mean',
     'errors',
     'non-2xx in warm-up',
-    'peak RSS MB',
+    'peak RSS MiB',
     'noise %',
     'wrk %',
   ]
@@ -399,7 +399,7 @@ export function compareTable(sizes: SizeResult[]): string {
   const articles = [...new Set(sizes.map((s) => s.articles))].sort((a, b) => a - b)
   const head = ['articles', 'endpoint', 'bound req/s']
   variants.forEach((v, i) => {
-    head.push(`${v.label} req/s`, 'ratio', 'p99 ms', 'err', 'RSS MB', 'CPU % app/db')
+    head.push(`${v.label} req/s`, 'ratio', 'p99 ms', 'err', 'RSS MiB', 'CPU % app/db')
     if (i > 0) head.push(`vs ${variants[0]!.label}`)
   })
   const rows: string[][] = []
@@ -462,8 +462,8 @@ function mixTargets(sizes: SizeResult[]): Target[] {
     targets.push({ name: `${at}: errors`, target: '= 0', value: String(r.errors), pass: r.errors === 0, mix: true })
     targets.push({
       name: `${at}: peak RSS`,
-      target: `≤ ${MB(RSS_BYTES)} MB`,
-      value: `${MB(r.peakRssBytes)} MB`,
+      target: `≤ ${MB(RSS_BYTES)} MiB`,
+      value: `${MB(r.peakRssBytes)} MiB`,
       pass: r.peakRssBytes <= RSS_BYTES,
       mix: true,
     })
@@ -541,8 +541,8 @@ export function evaluateTargets(sizes: SizeResult[], connections = MIX_CONNECTIO
     const worst = sizes.find((s) => s.peakRssBytes === peak)!
     targets.push({
       name: 'peak RSS under load (every size)',
-      target: `≤ ${MB(RSS_BYTES)} MB`,
-      value: `${MB(peak)} MB (at ${int(worst.articles)})`,
+      target: `≤ ${MB(RSS_BYTES)} MiB`,
+      value: `${MB(peak)} MiB (at ${int(worst.articles)})`,
       pass: peak <= RSS_BYTES,
     })
     const largest = sorted.at(-1)!

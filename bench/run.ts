@@ -739,7 +739,7 @@ async function main(): Promise<number> {
         const cpu = `CPU app ${Math.round(real.cpu.appPct)}%${v.backend === 'postgres' ? ` db ${Math.round(real.cpu.dbPct)}%` : ''}`
         console.log(
           `  ${several ? `${v.label.padEnd(12)} ` : ''}${e.name.padEnd(10)} ${Math.round(r.server.rps).toLocaleString('en').padStart(7)} req/s  p50 ${r.server.latencyMs.p50.toFixed(2)} ms  p99 ${r.server.latencyMs.p99.toFixed(2)} ms  errors ${r.errors}` +
-            `  | bound ${Math.round(r.bound.rps).toLocaleString('en').padStart(7)} req/s  ratio ${r.ratio.toFixed(3)}  RSS ${MB(peakRssBytes)} MB  ${cpu}` +
+            `  | bound ${Math.round(r.bound.rps).toLocaleString('en').padStart(7)} req/s  ratio ${r.ratio.toFixed(3)}  RSS ${MB(peakRssBytes)} MiB  ${cpu}` +
             `  | noise ${noise(r.contention.server)}% / ${noise(r.contention.bound)}%, wrk CPU ${r.server.wrkCpuPct}% / ${r.bound.wrkCpuPct}%`,
         )
       }
