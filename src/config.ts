@@ -4,6 +4,8 @@
  * Nothing else in the service reads process.env.
  */
 
+import { totalmem } from 'node:os'
+
 export type LogFormat = 'text' | 'json'
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
@@ -111,6 +113,12 @@ export function integer(name: string, raw: string, min: number, max: number): nu
   return n
 }
 
+/** The memory this process's host or container allows, in bytes: the cgroup's limit (Bun reads it) or the RAM. */
+export function memoryLimit(): number {
+  const constrained = process.constrainedMemory?.() ?? 0
+  return constrained > 0 ? Math.min(constrained, totalmem()) : totalmem()
+}
+
 /** A boolean variable's value, or undefined when it is neither word (what `boolean` refuses). */
 export function booleanWord(raw: string): boolean | undefined {
   const v = raw.trim().toLowerCase()
@@ -158,8 +166,8 @@ export const environment = {
   WORKERS: 'processes serving one port and one database (default 1)',
   SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
-  CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90; see the README on memory)',
-  LEAN_MEMORY: 'full collections sooner: about 15 % less peak memory for 2-4 % more CPU (default false)',
+  CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90, 30 with under 320 MiB per process; see the README)',
+  LEAN_MEMORY: 'full collections sooner: about 15 % less peak memory for 2-4 % more CPU (default false, true under 512 MiB per process)',
   FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
   WEB_APP: 'serve the Conduit web app at / (default true; false for an API-only deployment)',
   METRICS_TOKEN: 'serve Prometheus metrics at /metrics to `Authorization: Bearer <this>` (default: unset, no /metrics)',

@@ -1,6 +1,6 @@
 import { type App, createApp } from './app.ts'
 import { WORKER_ENV } from './cluster.ts'
-import type { Config } from './config.ts'
+import { type Config, defaults, memoryLimit } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { dbStats } from './db/stats.ts'
@@ -100,6 +100,14 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   // where a person goes: the site and its API's documentation
   const site = serverOrigin(config.host, server.port ?? config.port)
   logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, ...(worker ? { worker } : {}) })
+  // set by the operator, or by `conduit serve` for a host or container with little memory (src/cli/runtime.ts)
+  if ((config.leanMemory || config.cacheMb !== defaults.cacheMb) && (worker === undefined || worker === '1')) {
+    logger.info('memory settings', {
+      leanMemory: config.leanMemory,
+      cacheMb: config.cacheMb,
+      memoryLimitMb: Math.round(memoryLimit() / 2 ** 20),
+    })
+  }
 
   let stopping: Promise<void> | undefined
   return {

@@ -21,9 +21,14 @@
  *   long first. Costs and figures: docs/PERFORMANCE.md, "Memory". The three go together (a
  *   ratio near 50 % with a 2x heap would make every other collection a full one), so an operator
  *   who sets any of them gets none of the others.
+ * - On a host or in a container with little memory per serving process (the cgroup's limit, which
+ *   Bun reads, or the RAM; divided by `--workers`): under 512 MiB the lean collector
+ *   (`LEAN_MEMORY=true`), under 320 MiB also `CACHE_MB=30`, each unless the operator set it. In a
+ *   cgroup of 256 MiB the defaults sat at the limit with p99 2.5x as long, these kept under it
+ *   (docs/DEPLOYING.md, "A container with a memory limit").
  */
 import { parseArgs } from 'node:util'
-import { booleanWord } from '../config.ts'
+import { booleanWord, memoryLimit } from '../config.ts'
 import { FLAGS } from './command.ts'
 
 /** Always: no FTL. */
@@ -38,16 +43,42 @@ export const LEAN_COLLECTOR: Readonly<Record<string, string>> = {
   BUN_JSC_minEdenToOldGenerationRatio: '0.4',
 }
 
+/** Below this much memory per serving process, the lean collector by default. */
+export const LEAN_BELOW_BYTES = 512 * 2 ** 20
+/** Below this much, also the smaller caches (`SMALL_CACHE_MB`). */
+export const SMALL_CACHE_BELOW_BYTES = 320 * 2 ** 20
+export const SMALL_CACHE_MB = '30'
+
 /**
  * The settings to add to `env`: each group it calls for and sets none of the variables of. An
  * unreadable LEAN_MEMORY adds nothing here: loading the configuration refuses it in one line.
+ * `perProcessBytes`: the memory one serving process may count on (absent: plenty).
  */
-export function runtimeFor(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const always = [FTL_OFF, CONCURRENT_GC_OFF]
-  const groups = env.LEAN_MEMORY !== undefined && booleanWord(env.LEAN_MEMORY) ? [...always, LEAN_COLLECTOR] : always
+export function runtimeFor(env: Readonly<Record<string, string | undefined>>, perProcessBytes = Infinity): Record<string, string> {
   const add: Record<string, string> = {}
-  for (const group of groups) if (Object.keys(group).every((k) => env[k] === undefined)) Object.assign(add, group)
+  const unset = (group: Readonly<Record<string, string>>) => Object.keys(group).every((k) => env[k] === undefined)
+  for (const group of [FTL_OFF, CONCURRENT_GC_OFF]) if (unset(group)) Object.assign(add, group)
+  if (env.LEAN_MEMORY !== undefined) {
+    if (booleanWord(env.LEAN_MEMORY) && unset(LEAN_COLLECTOR)) Object.assign(add, LEAN_COLLECTOR)
+  } else if (perProcessBytes < LEAN_BELOW_BYTES && unset(LEAN_COLLECTOR)) {
+    // said in the environment as well, so that the configuration and /proc show what it runs with
+    Object.assign(add, LEAN_COLLECTOR, { LEAN_MEMORY: 'true' })
+  }
+  if (env.CACHE_MB === undefined && perProcessBytes < SMALL_CACHE_BELOW_BYTES) add.CACHE_MB = SMALL_CACHE_MB
   return add
+}
+
+/** The serving processes these arguments and `env` ask for: `--workers`, else WORKERS, else 1 (a bad value: 1, the configuration refuses it). */
+export function processesOf(args: readonly string[], env: Readonly<Record<string, string | undefined>>): number {
+  let flag: string | undefined
+  try {
+    const { values } = parseArgs({ args: [...args], options: FLAGS, allowPositionals: true, strict: false })
+    flag = typeof values.workers === 'string' ? values.workers : undefined
+  } catch {
+    flag = undefined
+  }
+  const n = Number(flag ?? env.WORKERS ?? 1)
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1
 }
 
 /** Whether these arguments start the server: no command, or `serve`, and neither --help nor --version. */
@@ -64,10 +95,10 @@ export function serves(args: readonly string[]): boolean {
 /** Execs this program again with the settings `runtimeFor` adds when it starts the server and adds any; else returns. */
 export function relaunchForServer(): void {
   const env = process.env
-  const add = runtimeFor(env)
-  if (Object.keys(add).length === 0) return
   const args = process.argv.slice(2)
   if (!serves(args)) return
+  const add = runtimeFor(env, memoryLimit() / processesOf(args, env))
+  if (Object.keys(add).length === 0) return
   // a compiled binary is its own script; `bun src/main.ts` needs its runtime flags and script again
   const compiled = process.argv[1]?.startsWith('/$bunfs/') ?? false
   const argv = compiled ? args : [...process.execArgv, process.argv[1]!, ...args]

@@ -1,11 +1,12 @@
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { version } from '../../package.json'
 import { helpText } from '../../src/cli/help.ts'
 import { COMMANDS } from '../../src/cli/registry.ts'
-import { environment } from '../../src/config.ts'
+import { LEAN_BELOW_BYTES } from '../../src/cli/runtime.ts'
+import { environment, memoryLimit } from '../../src/config.ts'
 import {
   api,
   freePort,
@@ -44,6 +45,51 @@ const createArticle = async (base: string, token: string) => {
   expect(res.status).toBe(201)
   return res.body.article as { slug: string; title: string }
 }
+
+/**
+ * A new memory cgroup of 256 MiB (v1, or v2 with the memory controller), or undefined where this
+ * process may not make one (not root, or no cgroup file system): the limit Bun reads as
+ * `process.constrainedMemory()`, as in a container started with `--memory 256m`.
+ */
+function memoryCgroup(): { procs: string; remove: () => void } | undefined {
+  const limit = String(256 * 2 ** 20)
+  const name = `conduit-test-${process.pid}`
+  const candidates = [
+    { dir: `/sys/fs/cgroup/memory/${name}`, file: 'memory.limit_in_bytes' },
+    ...(existsSync('/sys/fs/cgroup/cgroup.subtree_control') &&
+    readFileSync('/sys/fs/cgroup/cgroup.subtree_control', 'utf8').includes('memory')
+      ? [{ dir: `/sys/fs/cgroup/${name}`, file: 'memory.max' }]
+      : []),
+  ]
+  for (const c of candidates) {
+    try {
+      if (!existsSync(c.dir)) mkdirSync(c.dir)
+      writeFileSync(join(c.dir, c.file), limit)
+      return { procs: join(c.dir, 'cgroup.procs'), remove: () => rmdirSync(c.dir) }
+    } catch {
+      try {
+        rmdirSync(c.dir)
+      } catch {}
+    }
+  }
+  return undefined
+}
+
+/** A directory whose `conduit` joins the cgroup (`procs`) and then execs the binary: the pid started is the server's. */
+function inCgroup(binary: string, procs: string): string {
+  const dir = tempDir()
+  copyFileSync(binary, join(dir, 'conduit-binary'))
+  chmodSync(join(dir, 'conduit-binary'), 0o755)
+  writeFileSync(join(dir, 'conduit'), `#!/bin/sh\necho $$ > ${procs} && exec "$(dirname "$0")/conduit-binary" "$@"\n`, { mode: 0o755 })
+  return dir
+}
+
+// Checked once when the file loads (made and removed at once): the 256 MiB test needs a cgroup of its own.
+const cgroupMissing = (() => {
+  const group = memoryCgroup()
+  group?.remove()
+  return !group && 'needs a memory cgroup it may create (root)'
+})()
 
 // Checked once when the file loads: the no-PORT test needs the default port.
 const defaultPortFree = portIsFree(3000)
@@ -96,8 +142,8 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       const started = environOf(server.proc.pid)
       expect(started).toContain('BUN_JSC_useFTLJIT=0')
       expect(started).toContain('BUN_JSC_useConcurrentGC=0')
-      // the lean collector only when asked
-      expect(started.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
+      // the lean collector only when asked (or on a host with under 512 MiB: the next test)
+      if (memoryLimit() >= LEAN_BELOW_BYTES) expect(started.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
       expect(await server.stop()).toMatchObject({ code: 0, timedOut: false })
 
       // the operator's FTL and collector choices are kept, and the lean collector added
@@ -120,6 +166,37 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       expect(ownEnv.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
       expect(ownEnv).toContain('BUN_JSC_useFTLJIT=0')
       expect(await own.stop()).toMatchObject({ code: 0, timedOut: false })
+    },
+    60_000,
+  )
+
+  skipIf(cgroupMissing).test(
+    'in a container of 256 MiB the server runs with the lean collector and CACHE_MB=30, says so at start, and keeps an operator’s CACHE_MB',
+    async () => {
+      const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+      const group = memoryCgroup()!
+      try {
+        const small = await startServer(binary(), { dir: inCgroup(binary(), group.procs) })
+        expect((await api(small.url, 'GET', '/api/tags')).status).toBe(200)
+        const env = environOf(small.proc.pid)
+        expect(env).toContain('LEAN_MEMORY=true')
+        expect(env).toContain('CACHE_MB=30')
+        expect(env).toContain('BUN_JSC_minEdenToOldGenerationRatio=0.4')
+        expect(env).toContain('BUN_JSC_useFTLJIT=0')
+        const said = await small.waitForStdout((out) => out.includes('memory settings'))
+        expect(said).toContain('memory settings leanMemory=true cacheMb=30 memoryLimitMb=256')
+        expect(await small.stop()).toMatchObject({ code: 0, timedOut: false })
+
+        const chosen = await startServer(binary(), { dir: inCgroup(binary(), group.procs), env: { CACHE_MB: '60' } })
+        expect((await api(chosen.url, 'GET', '/api/tags')).status).toBe(200)
+        const chosenEnv = environOf(chosen.proc.pid)
+        expect(chosenEnv).toContain('CACHE_MB=60')
+        expect(chosenEnv).not.toContain('CACHE_MB=30')
+        expect(chosenEnv).toContain('LEAN_MEMORY=true')
+        expect(await chosen.stop()).toMatchObject({ code: 0, timedOut: false })
+      } finally {
+        group.remove()
+      }
     },
     60_000,
   )

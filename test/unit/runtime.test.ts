@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { CONCURRENT_GC_OFF, FTL_OFF, LEAN_COLLECTOR, runtimeFor, serves } from '../../src/cli/runtime.ts'
+import { CONCURRENT_GC_OFF, FTL_OFF, LEAN_COLLECTOR, processesOf, runtimeFor, serves } from '../../src/cli/runtime.ts'
 
 /** Which command lines start the server, and so run with the settings runtimeFor adds (src/cli/runtime.ts). */
 describe('the runtime settings are for the server only', () => {
@@ -56,5 +56,36 @@ describe('an operator’s runtime variables', () => {
     expect(
       runtimeFor({ ...lean, ...FTL_OFF, ...CONCURRENT_GC_OFF, ...LEAN_COLLECTOR, BUN_JSC_minEdenToOldGenerationRatio: '0.35' }),
     ).toEqual({})
+  })
+})
+
+describe('a host or container with little memory per serving process', () => {
+  const MiB = 2 ** 20
+  const always = { ...FTL_OFF, ...CONCURRENT_GC_OFF }
+  const lean = { ...LEAN_COLLECTOR, LEAN_MEMORY: 'true' }
+
+  test('under 512 MiB the lean collector, said in LEAN_MEMORY too; under 320 MiB also CACHE_MB=30; from 512 MiB nothing more', () => {
+    expect(runtimeFor({}, 256 * MiB)).toEqual({ ...always, ...lean, CACHE_MB: '30' })
+    expect(runtimeFor({}, 319 * MiB)).toEqual({ ...always, ...lean, CACHE_MB: '30' })
+    expect(runtimeFor({}, 320 * MiB)).toEqual({ ...always, ...lean })
+    expect(runtimeFor({}, 511 * MiB)).toEqual({ ...always, ...lean })
+    expect(runtimeFor({}, 512 * MiB)).toEqual(always)
+    expect(runtimeFor({}, 24 * 1024 * MiB)).toEqual(always)
+  })
+
+  test("the operator's LEAN_MEMORY, CACHE_MB or collector variables are kept, each on its own", () => {
+    expect(runtimeFor({ LEAN_MEMORY: 'false' }, 256 * MiB)).toEqual({ ...always, CACHE_MB: '30' })
+    expect(runtimeFor({ LEAN_MEMORY: 'true' }, 256 * MiB)).toEqual({ ...always, ...LEAN_COLLECTOR, CACHE_MB: '30' })
+    expect(runtimeFor({ CACHE_MB: '90' }, 256 * MiB)).toEqual({ ...always, ...lean })
+    // one of the collector's variables set: the lean group is left out, and LEAN_MEMORY is not claimed
+    expect(runtimeFor({ BUN_JSC_smallHeapGrowthFactor: '3' }, 400 * MiB)).toEqual(always)
+  })
+
+  test('the serving processes are --workers, else WORKERS, else 1; a value that is not a count counts as 1', () => {
+    expect(processesOf([], {})).toBe(1)
+    expect(processesOf(['serve', '--workers', '4'], {})).toBe(4)
+    expect(processesOf(['--workers=3'], { WORKERS: '2' })).toBe(3)
+    expect(processesOf(['serve'], { WORKERS: '2' })).toBe(2)
+    for (const bad of ['0', '-1', 'two', '1.5', '']) expect([bad, processesOf(['serve', '--workers', bad], {})]).toEqual([bad, 1])
   })
 })
