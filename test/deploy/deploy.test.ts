@@ -127,7 +127,7 @@ skipIf(!haproxy && 'haproxy missing').describe('HAProxy with deploy/haproxy.cfg 
           : await api(base, 'GET', '/api/articles?limit=5', { token: user.token }).catch((e) => ({ status: 0, body: String(e) }) as never)
         if (res.status === (write ? 201 : 200)) {
           if (write) acknowledged.push(res.body.article.slug)
-        } else failures.push(`${write ? 'POST' : 'GET'} ${res.status}`)
+        } else failures.push(`${write ? 'POST' : 'GET'} ${res.status}${res.status === 0 ? ` ${res.body}` : ''}`) // 0: the error fetch threw
       }
     }
     const load = Promise.all([0, 1, 2, 3].map(worker))
