@@ -83,8 +83,9 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     await store.close()
     throw e
   }
-  // one process per database keeps it up: the single process, or worker 1
-  const upkeep = worker === undefined || worker === '1' ? store.startUpkeep(logger) : undefined
+  // one process per database keeps it up, and says what the processes run with: the single process, or worker 1
+  const first = worker === undefined || worker === '1'
+  const upkeep = first ? store.startUpkeep(logger) : undefined
   const maintenance = setInterval(() => {
     store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
   }, MAINTENANCE_MS)
@@ -101,7 +102,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   const site = serverOrigin(config.host, server.port ?? config.port)
   logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, ...(worker ? { worker } : {}) })
   // set by the operator, or by `conduit serve` for a host or container with little memory (src/cli/runtime.ts)
-  if ((config.leanMemory || config.cacheMb !== defaults.cacheMb) && (worker === undefined || worker === '1')) {
+  if (first && (config.leanMemory || config.cacheMb !== defaults.cacheMb)) {
     logger.info('memory settings', {
       leanMemory: config.leanMemory,
       cacheMb: config.cacheMb,

@@ -97,6 +97,9 @@ function inCgroup(binary: string, procs: string): string {
   return dir
 }
 
+/** A process's environment, as it runs (Linux). */
+const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+
 // Checked once when the file loads (made and removed at once): the 256 MiB test needs a cgroup of its own.
 const cgroupMissing = (() => {
   const group = memoryCgroup()
@@ -148,7 +151,6 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
   skipIf(process.platform !== 'linux' && 'reads /proc').test(
     'the server runs with its runtime settings (src/cli/runtime.ts) in the process it was started as; an operator’s value is kept',
     async () => {
-      const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
       const server = await startServer(binary())
       // the pid the caller started is the server: it answers, it has the settings, and it stops on SIGTERM
       expect((await api(server.url, 'GET', '/api/tags')).status).toBe(200)
@@ -186,7 +188,6 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
   skipIf(cgroupMissing).test(
     'in a container of 256 MiB the server runs with the lean collector and CACHE_MB=30, says so at start, and keeps an operator’s CACHE_MB',
     async () => {
-      const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
       const group = memoryCgroup()!
       const started: Awaited<ReturnType<typeof startServer>>[] = []
       try {
