@@ -167,7 +167,7 @@ export const environment = {
   SHUTDOWN_DELAY_SECONDS: 'after SIGTERM, answer /ready 503 this long before closing (default 0; 5-10 behind a load balancer)',
   SINGLE_INSTANCE: 'PostgreSQL: true only when exactly one process uses the database (default false)',
   CACHE_MB: 'MiB of cached answers and parts one process may keep (default 90, 30 with under 320 MiB per process; see the README)',
-  LEAN_MEMORY: 'full collections sooner: about 15 % less peak memory for 2-4 % more CPU (default false, true under 512 MiB per process)',
+  LEAN_MEMORY: 'full collections sooner: about 15 % less peak memory for 2-4 % more CPU (default false, true under 384 MiB per process)',
   FAST_PATH: 'answer plain GETs before the framework (default true; false only to diagnose, it is slower)',
   WEB_APP: 'serve the Conduit web app at / (default true; false for an API-only deployment)',
   METRICS_TOKEN: 'serve Prometheus metrics at /metrics to `Authorization: Bearer <this>` (default: unset, no /metrics)',

@@ -157,7 +157,7 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       const started = environOf(server.proc.pid)
       expect(started).toContain('BUN_JSC_useFTLJIT=0')
       expect(started).toContain('BUN_JSC_useConcurrentGC=0')
-      // the lean collector only when asked (or on a host with under 512 MiB: the next test)
+      // the lean collector only when asked (or on a host with under 384 MiB: the next test)
       if (memoryLimit() >= LEAN_BELOW_BYTES) expect(started.filter((v) => v.startsWith('BUN_JSC_minEdenToOldGenerationRatio='))).toEqual([])
       expect(await server.stop()).toMatchObject({ code: 0, timedOut: false })
 

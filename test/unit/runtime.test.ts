@@ -64,11 +64,12 @@ describe('a host or container with little memory per serving process', () => {
   const always = { ...FTL_OFF, ...CONCURRENT_GC_OFF }
   const lean = { ...LEAN_COLLECTOR, LEAN_MEMORY: 'true' }
 
-  test('under 512 MiB the lean collector, said in LEAN_MEMORY too; under 320 MiB also CACHE_MB=30; from 512 MiB nothing more', () => {
+  test('under 384 MiB the lean collector, said in LEAN_MEMORY too; under 320 MiB also CACHE_MB=30; from 384 MiB nothing more', () => {
     expect(runtimeFor({}, 256 * MiB)).toEqual({ ...always, ...lean, CACHE_MB: '30' })
     expect(runtimeFor({}, 319 * MiB)).toEqual({ ...always, ...lean, CACHE_MB: '30' })
     expect(runtimeFor({}, 320 * MiB)).toEqual({ ...always, ...lean })
-    expect(runtimeFor({}, 511 * MiB)).toEqual({ ...always, ...lean })
+    expect(runtimeFor({}, 383 * MiB)).toEqual({ ...always, ...lean })
+    expect(runtimeFor({}, 384 * MiB)).toEqual(always)
     expect(runtimeFor({}, 512 * MiB)).toEqual(always)
     expect(runtimeFor({}, 24 * 1024 * MiB)).toEqual(always)
   })
