@@ -49,9 +49,10 @@ const createArticle = async (base: string, token: string) => {
 /**
  * A new memory cgroup of 256 MiB (v1, or v2 with the memory controller), or undefined where this
  * process may not make one (not root, or no cgroup file system): the limit Bun reads as
- * `process.constrainedMemory()`, as in a container started with `--memory 256m`.
+ * `process.constrainedMemory()`, as in a container started with `--memory 256m`. `limit` sets
+ * another (while no process is in it).
  */
-function memoryCgroup(): { procs: string; remove: () => void } | undefined {
+function memoryCgroup(): { procs: string; limit: (mib: number) => void; remove: () => void } | undefined {
   const limit = String(256 * 2 ** 20)
   const name = `conduit-test-${process.pid}`
   const candidates = [
@@ -65,7 +66,11 @@ function memoryCgroup(): { procs: string; remove: () => void } | undefined {
     try {
       if (!existsSync(c.dir)) mkdirSync(c.dir)
       writeFileSync(join(c.dir, c.file), limit)
-      return { procs: join(c.dir, 'cgroup.procs'), remove: () => removeCgroup(c.dir) }
+      return {
+        procs: join(c.dir, 'cgroup.procs'),
+        limit: (mib) => writeFileSync(join(c.dir, c.file), String(mib * 2 ** 20)),
+        remove: () => removeCgroup(c.dir),
+      }
     } catch {
       try {
         rmdirSync(c.dir)
@@ -186,7 +191,7 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
   )
 
   skipIf(cgroupMissing).test(
-    'in a container of 256 MiB the server runs with the lean collector and CACHE_MB=30, says so at start, and keeps an operator’s CACHE_MB',
+    'in a container of 256 MiB the server runs with the lean collector and CACHE_MB=30, says so at start, and keeps an operator’s CACHE_MB; in one of 384 MiB with the defaults',
     async () => {
       const group = memoryCgroup()!
       const started: Awaited<ReturnType<typeof startServer>>[] = []
@@ -211,6 +216,18 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
         expect(chosenEnv).not.toContain('CACHE_MB=30')
         expect(chosenEnv).toContain('LEAN_MEMORY=true')
         expect(await chosen.stop()).toMatchObject({ code: 0, timedOut: false })
+
+        group.limit(LEAN_BELOW_BYTES / 2 ** 20)
+        const roomy = await startServer(binary(), { dir: inCgroup(binary(), group.procs) })
+        started.push(roomy)
+        expect((await api(roomy.url, 'GET', '/api/tags')).status).toBe(200)
+        const roomyEnv = environOf(roomy.proc.pid)
+        expect(roomyEnv).toContain('BUN_JSC_useFTLJIT=0')
+        expect(roomyEnv.filter((v) => /^(LEAN_MEMORY|CACHE_MB|BUN_JSC_minEdenToOldGenerationRatio)=/.test(v))).toEqual([])
+        expect(await roomy.stop()).toMatchObject({ code: 0, timedOut: false })
+        // its whole output, read to the end by stop()
+        expect(roomy.stdout()).toContain('listening')
+        expect(roomy.stdout()).not.toContain('memory settings')
       } finally {
         // a cgroup with a process in it cannot be removed: a server a failed expectation left running goes first
         for (const server of started) await server.stop('SIGKILL')
