@@ -16,6 +16,12 @@
  * The map of bumped keys is bounded: when it grows past `maxKeys`, the oldest
  * half is forgotten and every value built before the newest forgotten bump
  * counts as invalid (the `floor`), which is conservative and exact.
+ *
+ * Most checks find none of a value's keys bumped since it was built. A small
+ * table answers that without the map: each key falls in a slot, and a slot
+ * holds the clock of the last bump of any key in it, so a key whose slot is
+ * not newer than the value was not bumped after it; only a newer slot (that
+ * key, or another sharing its slot) is looked up in the map.
  */
 /** Invalidates everything (the change log's word for a bulk change). */
 export const EVERYTHING = -1
@@ -25,15 +31,33 @@ export class Versions {
   clock = 0
   private floor = 0
   private readonly bumped = new Map<number, number>()
+  /** per slot, the clock of the last bump of a key in it (see above) */
+  private readonly recent: Float64Array
+  private readonly shift: number
 
-  constructor(private readonly maxKeys = 50_000) {}
+  /** `slotBits`: the table has 2^slotBits slots (1-31; 2^15: 256 KiB). */
+  constructor(
+    private readonly maxKeys = 50_000,
+    slotBits = 15,
+  ) {
+    this.recent = new Float64Array(2 ** slotBits)
+    this.shift = 32 - slotBits
+  }
+
+  /** A key's slot: its two 32-bit halves mixed, the top `slotBits` bits of the product. */
+  private slot(k: number): number {
+    return Math.imul((k | 0) ^ Math.imul((k / 4294967296) | 0, 0x85ebca6b), 0x9e3779b1) >>> this.shift
+  }
 
   /** Marks `keys` as changed now. EVERYTHING invalidates everything. */
   bump(keys: Iterable<number>): void {
     const at = ++this.clock
     for (const k of keys) {
       if (k === EVERYTHING) this.floor = at
-      else this.bumped.set(k, at)
+      else {
+        this.bumped.set(k, at)
+        this.recent[this.slot(k)] = at
+      }
     }
     if (this.bumped.size > this.maxKeys) this.forgetOldest()
   }
@@ -48,8 +72,11 @@ export class Versions {
   valid(builtAt: number, deps: readonly number[]): boolean {
     if (builtAt >= this.clock) return true // nothing was bumped since the build started
     if (builtAt < this.floor) return false
+    const recent = this.recent
     for (let i = 0; i < deps.length; i++) {
-      const at = this.bumped.get(deps[i]!)
+      const k = deps[i]!
+      if (recent[this.slot(k)]! <= builtAt) continue
+      const at = this.bumped.get(k)
       if (at !== undefined && at > builtAt) return false
     }
     return true

@@ -219,45 +219,49 @@ describe('cached answers', () => {
 })
 
 describe('DepCache', () => {
-  test('a value found valid again after other writes stays exact: dropped by the next bump of any of its keys, and only then', () => {
-    const versions = new Versions(64) // a small map of bumped keys: forgetting (the floor) happens too
-    const cache = new DepCache<number, number>(versions, 1000, 1 << 20)
-    const slab = new SlabCache(versions, 1 << 16, 1000, 1 << 16)
-    const random = mulberry32(11)
-    const depsOf = (k: number) => [keys.article(k % 20), keys.user(k % 7)]
-    // the model: when each key was set, and when each dependency was last bumped
-    const setAt = new Map<number, number>()
-    const bumpedAt = new Map<number, number>()
-    const fresh = (k: number) => depsOf(k).every((d) => (bumpedAt.get(d) ?? -1) <= setAt.get(k)!)
-    let checks = 0
-    for (let i = 0; i < 30_000; i++) {
-      const k = Math.floor(random() * 60)
-      const r = random()
-      if (r < 0.2) {
-        cache.set(k, { value: i, deps: depsOf(k) }, versions.clock)
-        slab.set(String(k), String(i), depsOf(k), versions.clock)
-        setAt.set(k, versions.clock)
-      } else if (r < 0.25) {
-        const d = random() < 0.5 ? keys.article(Math.floor(random() * 40)) : keys.user(Math.floor(random() * 14))
-        versions.bump([d])
-        bumpedAt.set(d, versions.clock)
-      } else {
-        const got = cache.get(k)
-        const body = slab.get(String(k))
-        if (got !== undefined) {
-          // whatever is returned is the last value set, and none of its keys moved since
-          checks++
-          expect(setAt.has(k) && fresh(k)).toBe(true)
-          if (body !== undefined) expect(new TextDecoder().decode(body)).toBe(String(got))
-        } else if (setAt.has(k) && fresh(k)) {
-          // a fresh value may only be missing because the bounded map of bumps forgot (conservative)
-          expect(versions.valid(setAt.get(k)!, depsOf(k))).toBe(false)
+  // 2^15 slots of recent bumps (the default) and 4, where most keys share a slot with others
+  test.each([15, 2])(
+    'a value found valid again after other writes stays exact: dropped by the next bump of any of its keys, and only then (2^%i slots)',
+    (slotBits) => {
+      const versions = new Versions(64, slotBits) // a small map of bumped keys: forgetting (the floor) happens too
+      const cache = new DepCache<number, number>(versions, 1000, 1 << 20)
+      const slab = new SlabCache(versions, 1 << 16, 1000, 1 << 16)
+      const random = mulberry32(11)
+      const depsOf = (k: number) => [keys.article(k % 20), keys.user(k % 7)]
+      // the model: when each key was set, and when each dependency was last bumped
+      const setAt = new Map<number, number>()
+      const bumpedAt = new Map<number, number>()
+      const fresh = (k: number) => depsOf(k).every((d) => (bumpedAt.get(d) ?? -1) <= setAt.get(k)!)
+      let checks = 0
+      for (let i = 0; i < 30_000; i++) {
+        const k = Math.floor(random() * 60)
+        const r = random()
+        if (r < 0.2) {
+          cache.set(k, { value: i, deps: depsOf(k) }, versions.clock)
+          slab.set(String(k), String(i), depsOf(k), versions.clock)
+          setAt.set(k, versions.clock)
+        } else if (r < 0.25) {
+          const d = random() < 0.5 ? keys.article(Math.floor(random() * 40)) : keys.user(Math.floor(random() * 14))
+          versions.bump([d])
+          bumpedAt.set(d, versions.clock)
+        } else {
+          const got = cache.get(k)
+          const body = slab.get(String(k))
+          if (got !== undefined) {
+            // whatever is returned is the last value set, and none of its keys moved since
+            checks++
+            expect(setAt.has(k) && fresh(k)).toBe(true)
+            if (body !== undefined) expect(new TextDecoder().decode(body)).toBe(String(got))
+          } else if (setAt.has(k) && fresh(k)) {
+            // a fresh value may only be missing because the bounded map of bumps forgot (conservative)
+            expect(versions.valid(setAt.get(k)!, depsOf(k))).toBe(false)
+          }
+          if (body !== undefined) expect(setAt.has(k) && fresh(k)).toBe(true)
         }
-        if (body !== undefined) expect(setAt.has(k) && fresh(k)).toBe(true)
       }
-    }
-    expect(checks).toBeGreaterThan(1000)
-  })
+      expect(checks).toBeGreaterThan(1000)
+    },
+  )
 
   test('revalidate moves a valid value to the clock, leaves an invalid one as it was', () => {
     const versions = new Versions()
