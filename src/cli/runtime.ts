@@ -26,7 +26,7 @@
  *   (`LEAN_MEMORY=true`), under 320 MiB also `CACHE_MB=30`, each unless the operator set it.
  *   Measured in cgroups under heavy traffic: the defaults kept under 384 MiB (at most 301) but
  *   came within 14 MiB of 320; at 256 the defaults, and the lean collector alone, sat at the limit
- *   with p99 2.5x as long, both settings kept under it (docs/DEPLOYING.md, "A container with a
+ *   with p99 1.6-2.5x as long, both settings kept under it (docs/DEPLOYING.md, "A container with a
  *   memory limit").
  */
 import { parseArgs } from 'node:util'
