@@ -24,10 +24,10 @@
  * - On a host or in a container with little memory per serving process (the cgroup's limit, which
  *   Bun reads, or the RAM; divided by `--workers`): under 384 MiB the lean collector
  *   (`LEAN_MEMORY=true`), under 320 MiB also `CACHE_MB=30`, each unless the operator set it.
- *   Measured in cgroups under heavy traffic: the defaults kept under 384 MiB (at most 301) but
- *   came within 14 MiB of 320; at 256 the defaults, and the lean collector alone, sat at the limit
- *   with p99 1.6-2.5x as long, both settings kept under it (docs/DEPLOYING.md, "A container with a
- *   memory limit").
+ *   Measured in cgroups under heavy traffic: in 384 MiB the defaults kept their p99, and came
+ *   within 14 MiB of 320 without the binary's pages; in 256 the defaults, and the lean collector
+ *   alone, sat at the limit with p99 1.6-2.5x as long, both settings kept under it
+ *   (docs/DEPLOYING.md, "A container with a memory limit").
  */
 import { parseArgs } from 'node:util'
 import { booleanWord, memoryLimit } from '../config.ts'
