@@ -53,7 +53,6 @@ const createArticle = async (base: string, token: string) => {
  * another (while no process is in it).
  */
 function memoryCgroup(): { procs: string; limit: (mib: number) => void; remove: () => void } | undefined {
-  const limit = String(256 * 2 ** 20)
   const name = `conduit-test-${process.pid}`
   const candidates = [
     { dir: `/sys/fs/cgroup/memory/${name}`, file: 'memory.limit_in_bytes' },
@@ -65,12 +64,9 @@ function memoryCgroup(): { procs: string; limit: (mib: number) => void; remove: 
   for (const c of candidates) {
     try {
       if (!existsSync(c.dir)) mkdirSync(c.dir)
-      writeFileSync(join(c.dir, c.file), limit)
-      return {
-        procs: join(c.dir, 'cgroup.procs'),
-        limit: (mib) => writeFileSync(join(c.dir, c.file), String(mib * 2 ** 20)),
-        remove: () => removeCgroup(c.dir),
-      }
+      const limit = (mib: number) => writeFileSync(join(c.dir, c.file), String(mib * 2 ** 20))
+      limit(256)
+      return { procs: join(c.dir, 'cgroup.procs'), limit, remove: () => removeCgroup(c.dir) }
     } catch {
       try {
         rmdirSync(c.dir)
