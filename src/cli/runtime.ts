@@ -70,27 +70,26 @@ export function runtimeFor(env: Readonly<Record<string, string | undefined>>, pe
   return add
 }
 
-/** The serving processes these arguments and `env` ask for: `--workers`, else WORKERS, else 1 (a bad value: 1, the configuration refuses it). */
-export function processesOf(args: readonly string[], env: Readonly<Record<string, string | undefined>>): number {
-  let flag: string | undefined
-  try {
-    const { values } = parseArgs({ args: [...args], options: FLAGS, allowPositionals: true, strict: false })
-    flag = typeof values.workers === 'string' ? values.workers : undefined
-  } catch {
-    flag = undefined
-  }
-  const n = Number(flag ?? env.WORKERS ?? 1)
+/**
+ * The serving processes these arguments and `env` start: 0 for anything but the server (a
+ * command, --help, --version, or arguments main refuses and reports); else `--workers`, else
+ * WORKERS, else 1 (a bad value counts as 1: the configuration refuses it).
+ */
+export function servingProcesses(args: readonly string[], env: Readonly<Record<string, string | undefined>>): number {
+  const parsed = parsedOrNot(args)
+  if (!parsed || parsed.values.help || parsed.values.version) return 0
+  if (parsed.positionals.length > 0 && parsed.positionals[0] !== 'serve') return 0
+  const flag = parsed.values.workers
+  const n = Number((typeof flag === 'string' ? flag : undefined) ?? env.WORKERS ?? 1)
   return Number.isSafeInteger(n) && n >= 1 ? n : 1
 }
 
-/** Whether these arguments start the server: no command, or `serve`, and neither --help nor --version. */
-export function serves(args: readonly string[]): boolean {
+/** The arguments as main would read them, or undefined where it will refuse them. */
+function parsedOrNot(args: readonly string[]) {
   try {
-    const { values, positionals } = parseArgs({ args: [...args], options: FLAGS, allowPositionals: true, strict: false })
-    if (values.help || values.version) return false
-    return positionals.length === 0 || positionals[0] === 'serve'
+    return parseArgs({ args: [...args], options: FLAGS, allowPositionals: true, strict: false })
   } catch {
-    return false // main reports it
+    return undefined
   }
 }
 
@@ -98,8 +97,9 @@ export function serves(args: readonly string[]): boolean {
 export function relaunchForServer(): void {
   const env = process.env
   const args = process.argv.slice(2)
-  if (!serves(args)) return
-  const add = runtimeFor(env, memoryLimit() / processesOf(args, env))
+  const processes = servingProcesses(args, env)
+  if (processes === 0) return
+  const add = runtimeFor(env, memoryLimit() / processes)
   if (Object.keys(add).length === 0) return
   // a compiled binary is its own script; `bun src/main.ts` needs its runtime flags and script again
   const compiled = process.argv[1]?.startsWith('/$bunfs/') ?? false
