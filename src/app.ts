@@ -122,7 +122,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
       set.status = 503
       return { status: 'database unavailable' }
     })
-    .use(home())
+    .use(home(config.webApp))
     .use(docs(routes))
     .use(metrics ? metricsEndpoint(config.metricsToken!, metrics) : new Elysia())
     .use(api)

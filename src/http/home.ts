@@ -51,11 +51,12 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
 
 /**
- * The page a person meets at `/` until the web app exists: no script, no
- * style, no resource of any kind, so the API's own Content-Security-Policy
- * (default-src 'none') fits it. The Host the browser sent is shown escaped.
+ * The page a person meets at `/api` (and at `/` with the site off): no
+ * script, no style, no resource of any kind, so the API's own
+ * Content-Security-Policy (default-src 'none') fits it. The Host the browser
+ * sent is shown escaped.
  */
-function page(host: string): string {
+function page(host: string, webApp: boolean): string {
   const api = escapeHtml(`http://${host}${API_PREFIX}`)
   const link = (path: string, what: string) => `<li><a href="${path}"><code>${path}</code></a>: ${what}</li>`
   return `<!doctype html>
@@ -67,7 +68,7 @@ function page(host: string): string {
 </head>
 <body>
 <h1>Conduit</h1>
-<p>This is Conduit ${escapeHtml(version)}, serving the RealWorld Conduit API ${REALWORLD_VERSION}. It serves no web app of its own.</p>
+<p>This is Conduit ${escapeHtml(version)}, serving the RealWorld Conduit API ${REALWORLD_VERSION}. ${webApp ? 'Its site is at <a href="/"><code>/</code></a>.' : 'Its site is off (<code>WEB_APP=false</code>).'}</p>
 <ul>
 ${link(API_PREFIX, 'the API, in JSON: users, profiles, articles, comments, tags')}
 ${link(DOCS_PAGE, 'its documentation (Swagger UI), where every route can be tried')}
@@ -86,13 +87,13 @@ ${link(HEALTH, 'answers 200 while the service runs')}
  * is a page first, `/api` the API's root and so JSON first; each gives the
  * other when the Accept header prefers it. They answer without the database.
  */
-export function home() {
+export function home(webApp: boolean) {
   const answer = ({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }, htmlByDefault: boolean) => {
     const html = wantsHtml(request.headers.get('accept'), htmlByDefault)
     // the answer depends on Accept, so a shared cache keeps one per value (beside CORS's Vary: Origin)
     set.headers.vary = set.headers.vary ? `${set.headers.vary}, Accept` : 'Accept'
     const host = request.headers.get('host') ?? new URL(request.url).host
-    return new Response(html ? page(host) : ABOUT, { headers: { 'content-type': html ? HTML_CONTENT_TYPE : JSON_CONTENT_TYPE } })
+    return new Response(html ? page(host, webApp) : ABOUT, { headers: { 'content-type': html ? HTML_CONTENT_TYPE : JSON_CONTENT_TYPE } })
   }
   return new Elysia().get('/', (c) => answer(c, true)).get(API_PREFIX, (c) => answer(c, false))
 }

@@ -58,6 +58,18 @@ describe('the root pages', () => {
     expect(res.text).toContain("set the frontend's API URL to <code>http://conduit.example:8080/api</code>")
   })
 
+  test('the page at /api says where the site is, or that it is off', async () => {
+    const on = await testApp()
+    const withSite = await on.request('GET', '/api', { headers: { accept: BROWSER } })
+    expect(withSite.text).toContain('Its site is at <a href="/"><code>/</code></a>.')
+    const off = await testApp(API_ONLY)
+    for (const path of ['/', '/api']) {
+      const res = await off.request('GET', path, { headers: { accept: BROWSER } })
+      expect({ path, off: res.text.includes('Its site is off (<code>WEB_APP=false</code>).') }).toEqual({ path, off: true })
+      expect(res.text).not.toContain('Its site is at')
+    }
+  })
+
   test('is self-contained and passes the API’s security headers: no script, no style, nothing loaded from anywhere', async () => {
     const app = await testApp(API_ONLY)
     const res = await app.request('GET', '/')
