@@ -7,7 +7,7 @@ import { FLAGS, NUMERIC } from './cli/command.ts'
 import { joinNegativeNumbers, usageFromParseArgs } from './cli/argv.ts'
 import { UsageError } from './cli/errors.ts'
 import { type FailureContext, report } from './cli/report.ts'
-import { helpText, usageError } from './cli/help.ts'
+import { commandHelp, helpText, usageError } from './cli/help.ts'
 import { COMMANDS, commandOf } from './cli/registry.ts'
 import { environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 
@@ -27,13 +27,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values: flags, positionals } = parsed
   debug = flags.debug === true
-  if (flags.help) return print(HELP)
-  if (flags.version) return print(version)
-  // `conduit version` and `conduit help`: what people type first
-  const [first] = positionals
-  if (first === 'version' || first === 'help') {
-    if (positionals.length > 1) throw new UsageError(`usage: conduit ${first}; see conduit --help`)
-    return print(first === 'version' ? version : HELP)
+  // `conduit version` and `conduit help [COMMAND]`: what people type first
+  const [first, ...rest] = positionals
+  if (flags.help || first === 'help') {
+    const words = flags.help ? positionals : rest
+    return print(words.length ? commandHelp(COMMANDS, words) : HELP)
+  }
+  if (flags.version || first === 'version') {
+    if (!flags.version && rest.length) throw new UsageError('usage: conduit version; see conduit --help')
+    return print(version)
   }
 
   const { command, args } = commandOf(positionals)

@@ -43,12 +43,28 @@ export function helpRows(commands: readonly Command[], environment: Readonly<Rec
   }
 }
 
+/**
+ * `conduit <words> --help` and `conduit help <words>`: the usage of the commands whose names
+ * begin with those words (`admin` lists every admin command); words that begin none: a usage error.
+ */
+export function commandHelp(commands: readonly Command[], words: readonly string[]): string {
+  const named = commands.filter((c) => {
+    const name = c.name.split(' ')
+    return words.every((w, i) => i >= name.length || name[i] === w)
+  })
+  if (!named.length) throw new UsageError(`unknown command "${words.join(' ')}"; see conduit --help`)
+  return `Usage:
+${columns(named.map((c): Row => [usageOf(c), c.summary])).join('\n')}
+
+Flags override the environment; conduit --help lists every command and variable.`
+}
+
 /** The whole of `conduit --help`. */
 export function helpText(commands: readonly Command[], environment: Readonly<Record<string, string>>, version: string): string {
   const rows = helpRows(commands, environment)
   const usage = columns(rows.usage)
   const variables = columns(rows.variables)
-  return `conduit ${version} — the RealWorld "Conduit" API in one binary
+  return `conduit ${version} — the RealWorld "Conduit" site and API in one binary
 
 Usage:
 ${usage.join('\n')}
@@ -59,5 +75,6 @@ the stack after the one-line explanation (LOG_LEVEL=debug does the same).
 Flags override the environment. Environment:
 ${variables.join('\n')}
 
-Swagger UI is served at /swagger, the OpenAPI document at /swagger/json.`
+The site is served at /, the API at /api, Swagger UI at /swagger, the OpenAPI
+document at /swagger/json.`
 }

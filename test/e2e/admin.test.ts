@@ -317,6 +317,17 @@ describe('conduit --help', () => {
       expect(help).toContain(`  ${line}`)
     }
   })
+
+  test('help for one command or group: conduit help admin is conduit admin --help, exit 0', async () => {
+    const [viaHelp, viaFlag] = await Promise.all([
+      runCli(binary(), ['help', 'admin', 'users']),
+      runCli(binary(), ['admin', 'users', '--help']),
+    ])
+    expect(viaHelp).toEqual(viaFlag)
+    expect(viaHelp.code).toBe(0)
+    expect(viaHelp.stdout).toContain('  conduit admin users delete USERNAME [--with-content] [--json] [--db FILE|URL]')
+    expect(viaHelp.stdout).not.toContain('conduit admin articles')
+  })
 })
 
 skipIf(why.sqliteOnly).describe('conduit admin against serve --workers 2 (SQLite)', () => {

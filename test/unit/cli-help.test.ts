@@ -1,6 +1,6 @@
-import { expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { version } from '../../package.json'
-import { columns, helpRows, helpText, type Row } from '../../src/cli/help.ts'
+import { columns, commandHelp, helpRows, helpText, type Row } from '../../src/cli/help.ts'
 import { COMMANDS } from '../../src/cli/registry.ts'
 import { environment } from '../../src/config.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -72,5 +72,25 @@ skipIf(why.sqlitePass).describe('conduit --help', () => {
       'REGISTRATION_THROTTLE_WINDOW_SECONDS: 0 space(s) before its description',
       expect.stringMatching(/^descriptions start at/),
     ])
+  })
+})
+
+describe('conduit COMMAND --help, conduit help COMMAND', () => {
+  const usages = (words: string[]) => commandHelp(COMMANDS, words).match(/^ {2}conduit .*$/gm)
+
+  test('a group lists its commands, a command itself, and nothing else', () => {
+    const admin = usages(['admin'])
+    expect(admin).toHaveLength(COMMANDS.filter((c) => c.name.startsWith('admin ')).length)
+    expect(admin!.every((u) => u.startsWith('  conduit admin '))).toBe(true)
+    expect(usages(['admin', 'users', 'lock'])).toEqual(['  conduit admin users lock USERNAME [--json] [--db FILE|URL]'])
+    // arguments after the command's name do not hide it
+    expect(usages(['backup', 'file.db'])).toEqual([
+      expect.stringMatching(/^ {2}conduit backup <file> \[--db FILE\] {2}write a consistent copy/),
+    ])
+  })
+
+  test('words that name no command are a usage error', () => {
+    expect(() => commandHelp(COMMANDS, ['nope'])).toThrow('unknown command "nope"; see conduit --help')
+    expect(() => commandHelp(COMMANDS, ['admin', 'nope'])).toThrow('unknown command "admin nope"; see conduit --help')
   })
 })

@@ -7,7 +7,7 @@ import type { Command } from '../command.ts'
 export const serveCommand: Command = {
   name: 'serve',
   usage: '[--port N] [--host ADDR] [--db FILE|URL] [--workers N]',
-  summary: ['serve the API (the default command)'],
+  summary: ['serve the site and the API (the default command)'],
   args: 0,
   run: ({ config }) =>
     config.workers > 1 && !process.env[WORKER_ENV] ? supervise(config, createLogger(config.logFormat, config.logLevel)) : runServer(config),
