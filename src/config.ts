@@ -143,7 +143,7 @@ function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[
 export const environment = {
   PORT: 'port to listen on (default 3000)',
   HOST: 'address to bind (default 0.0.0.0)',
-  DATABASE_URL: 'postgres://user:pass@host:port/db selects PostgreSQL; anything else is a SQLite file path',
+  DATABASE_URL: 'postgres://user:pass@host:port/db selects PostgreSQL; a file path selects SQLite',
   DATABASE_PATH: 'SQLite database file (default ./conduit.db)',
   DATABASE_POOL_MAX: 'PostgreSQL connections per process (default 10)',
   DATABASE_PREPARED_STATEMENTS: 'PostgreSQL: false behind PgBouncer in transaction mode (default true)',
@@ -230,15 +230,31 @@ export function loadConfig(env: Env = process.env): Config {
   return c
 }
 
-/** `postgres://` or `postgresql://` selects PostgreSQL; anything else is a SQLite file path. */
+/** The `sslmode` values Bun's client takes (libpq's). */
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']
+
+/**
+ * `postgres://` or `postgresql://` selects PostgreSQL, and must name its database (no silent
+ * default to the maintenance database); another `scheme://` is refused rather than taken for a
+ * file name; anything else is a SQLite file path.
+ */
 export function setDatabase(c: Config, value: string): void {
   if (/^postgres(ql)?:\/\//i.test(value)) {
+    let url: URL
     try {
-      new URL(value)
+      url = new URL(value)
     } catch {
       throw new ConfigError('the PostgreSQL URL is not a valid URL (postgres://user:password@host:port/database)')
     }
+    if (url.pathname.length <= 1)
+      throw new ConfigError('the PostgreSQL URL names no database (postgres://user:password@host:port/database)')
+    const mode = url.searchParams.get('sslmode')
+    if (mode !== null && !SSL_MODES.includes(mode))
+      throw new ConfigError(`the PostgreSQL URL's sslmode must be one of ${SSL_MODES.join(', ')}, got "${mode}"`)
     c.databaseUrl = value
+  } else if (/^[a-z][a-z\d+.-]*:\/\//i.test(value)) {
+    const scheme = value.slice(0, value.indexOf(':'))
+    throw new ConfigError(`${scheme}:// is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite`)
   } else {
     c.databaseUrl = undefined
     c.databasePath = value

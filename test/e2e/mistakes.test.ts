@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from '../../src/cli/command.ts'
 import { usageOf } from '../../src/cli/help.ts'
@@ -157,6 +158,34 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd })).code).toBe(0)
     const copy = await mistake(['copy', '--from', join(cwd, 'c.db'), '--to', url])
     expect(copy).toEqual({ code: 1, line: refused('--to') })
+  }, 60_000)
+
+  test('a database URL that names no database, has an unknown sslmode, or is not PostgreSQL: 2, before anything is opened', async () => {
+    const NO_DATABASE = 'conduit: the PostgreSQL URL names no database (postgres://user:password@host:port/database)'
+    const cases = [
+      ['postgres://postgres@127.0.0.1:5432', NO_DATABASE],
+      ['postgres://', NO_DATABASE],
+      [
+        'postgresql://postgres@127.0.0.1/conduit?sslmode=bogus',
+        'conduit: the PostgreSQL URL\'s sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full, got "bogus"',
+      ],
+      [
+        'mysql://root@127.0.0.1/conduit',
+        'conduit: mysql:// is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite',
+      ],
+    ] as const
+    const cwd = tempDir()
+    const commands = COMMANDS.filter((c) => takesDatabase(c) && c.name !== 'copy')
+    for (const [i, c] of commands.entries()) {
+      const [url, line] = cases[i % cases.length]!
+      const r = await mistake(invocation(c).args(url))
+      expect({ command: c.name, url, ...r }).toEqual({ command: c.name, url, code: 2, line })
+    }
+    for (const [url, line] of cases) {
+      expect({ url, ...(await mistake(['copy', '--from', join(cwd, 'none.db'), '--to', url])) }).toEqual({ url, code: 2, line })
+      expect({ url, ...(await mistake(['serve'], { DATABASE_URL: url })) }).toEqual({ url, code: 2, line })
+    }
+    expect(readdirSync(cwd)).toEqual([])
   }, 60_000)
 
   test('a server that cannot be reached (healthcheck): 1, the same words', async () => {

@@ -20,11 +20,12 @@ export const copyCommand: Command = {
     if (flags.from === undefined || flags.to === undefined) throw usageError(copyCommand)
     // a failure names the database by the option that named it
     Object.assign(context, { pathOption: '--from', urlOption: '--to' })
-    const source = resolve(flags.from)
-    if (!existsSync(source)) throw noDatabase(source, '--from')
+    // a mistake on the command line (status 2) is said before a missing file (1)
     const target = { ...config }
     setDatabase(target, flags.to)
     if (!target.databaseUrl) throw new UsageError(`copy: --to must be a postgres:// URL, got "${flags.to}"`)
+    const source = resolve(flags.from)
+    if (!existsSync(source)) throw noDatabase(source, '--from')
     Object.assign(context, { databasePath: source, databaseUrl: redactUrl(target.databaseUrl) })
     const db = openDatabase(source)
     migrate(db)
