@@ -33,8 +33,8 @@ export function hardDeadlineMs(config: Pick<Config, 'shutdownDelayMs' | 'shutdow
  * each worker reads what the others changed before it answers from its
  * caches, and the login throttle lives in the database.
  *
- * This process only supervises: it applies migrations once, checks that the
- * port can be bound (one clear line if not), starts the workers, replaces one
+ * This process only supervises: it checks that the port can be bound (one
+ * clear line if not), applies migrations once, starts the workers, replaces one
  * that dies, and on SIGTERM/SIGINT passes the signal on and waits for all of
  * them to drain (each answers /ready 503 and keeps serving for
  * SHUTDOWN_DELAY_SECONDS, then stops accepting, finishes what is in flight,
@@ -42,14 +42,15 @@ export function hardDeadlineMs(config: Pick<Config, 'shutdownDelayMs' | 'shutdow
  * supervisor then exits 1.
  */
 export async function supervise(config: Config, logger: Logger): Promise<number> {
-  const { store, applied } = await openStore(config)
-  if (applied.length) logger.info('database migrated', { database: store.location, versions: applied.join(',') })
-  await store.close()
-
-  // the port, bound once here: a taken port fails now, in one line; port 0 becomes one port for all
+  // the port, bound once here and first: a taken port fails now, in one line, before a database
+  // file is made (as without workers); port 0 becomes one port for all
   const probe = Bun.listen({ hostname: config.host, port: config.port, socket: { data() {} } })
   const port = probe.port
   probe.stop(true)
+
+  const { store, applied } = await openStore(config)
+  if (applied.length) logger.info('database migrated', { database: store.location, versions: applied.join(',') })
+  await store.close()
 
   const self = Bun.main.startsWith('/$bunfs') ? [process.execPath] : [process.execPath, Bun.main]
   const workers = new Map<number, { proc: Subprocess; startedAt: number }>()

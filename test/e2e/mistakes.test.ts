@@ -188,6 +188,21 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     expect(readdirSync(cwd)).toEqual([])
   }, 60_000)
 
+  test('a port in use: 1, and no database file made, with workers or without', async () => {
+    const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    try {
+      const cwd = tempDir()
+      for (const workers of [[], ['--workers', '2']]) {
+        const r = await mistake(['serve', '--host', '127.0.0.1', '--port', String(taken.port), '--db', join(cwd, 'c.db'), ...workers])
+        const start = `conduit: cannot listen on 127.0.0.1:${taken.port}: the port is already in use`
+        expect({ workers, code: r.code, said: r.line.startsWith(start) ? start : r.line }).toEqual({ workers, code: 1, said: start })
+      }
+      expect(readdirSync(cwd)).toEqual([])
+    } finally {
+      taken.stop(true)
+    }
+  }, 60_000)
+
   test('a server that cannot be reached (healthcheck): 1, the same words', async () => {
     const port = freePort()
     const r = await mistake(['healthcheck', '--port', String(port)])
