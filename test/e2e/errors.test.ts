@@ -254,6 +254,28 @@ skipIf(why.sqlitePass).describe('commands: a failure is one line', () => {
     after.close()
   }, 30_000)
 
+  test("another program's SQLite database is refused: exit 2, names its tables, leaves it as it was", async () => {
+    const cwd = tempDir()
+    const file = join(cwd, 'notes.db')
+    const other = new Database(file)
+    other.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)')
+    other.run("INSERT INTO notes (body) VALUES ('keep me')")
+    other.close()
+    for (const args of [
+      ['migrate', '--db', file],
+      ['--db', file, '--port', '0'],
+    ]) {
+      const line = oneLine(await runCli(binary(), args, { cwd, ...CLI }), 2)
+      expect(line).toBe(
+        `conduit: ${file}: holds another program's tables (notes), not Conduit's; choose a new file or one of Conduit's with --db or DATABASE_PATH`,
+      )
+    }
+    const after = new Database(file, { readonly: true })
+    expect(after.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: 'notes' }])
+    expect((after.query('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(0)
+    after.close()
+  }, 30_000)
+
   test('a file that is not a database: exit 1, names it', async () => {
     const cwd = tempDir()
     writeFileSync(join(cwd, 'notes.txt'), 'not a database, just some text that is long enough to have a header\n'.repeat(20))

@@ -54,6 +54,7 @@ export function migrate(db: Database, target = migrations.length): number[] {
   // cannot both apply the same migration.
   const step = db.transaction((version: number, m: Migration) => {
     if (schemaVersion(db) >= version) return false
+    if (version === 1) refuseOthers(db)
     db.run(m.sql)
     m.after?.(db)
     if (m.foreignKeysOff) {
@@ -72,6 +73,22 @@ export function migrate(db: Database, target = migrations.length): number[] {
     }
   })
   return applied
+}
+
+/**
+ * A file with no schema version but tables of its own is another program's database (every
+ * version of Conduit's schema has its number): left as it is, not given Conduit's tables too.
+ */
+function refuseOthers(db: Database): void {
+  const tables = db
+    .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+    .all() as { name: string }[]
+  if (tables.length === 0) return
+  const named = tables.slice(0, 3).map((t) => t.name)
+  const more = tables.length > 3 ? `, and ${tables.length - 3} more` : ''
+  throw new MigrationError(
+    `holds another program's tables (${named.join(', ')}${more}), not Conduit's; choose a new file or one of Conduit's with --db or DATABASE_PATH`,
+  )
 }
 
 /**
