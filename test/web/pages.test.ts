@@ -198,7 +198,19 @@ describe('the web app over HTTP', () => {
     const { app, ada, slug } = await site()
     const login = (back: string) => post(app, `/login?back=${encodeURIComponent(back)}`, { email: ada.email, password: ada.password })
     expect((await login(`/article/${slug}`)).location).toBe(`/article/${slug}`)
-    for (const back of ['//evil.example/', '/\\evil.example', '/\t/evil.example', 'https://evil.example/', 'javascript:alert(1)'])
+    for (const back of [
+      '//evil.example/',
+      '/\\evil.example',
+      '/\t/evil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      // dot segments that resolve to a path beginning `//`
+      '/.//evil.example',
+      '/..//evil.example',
+      '/%2e%2e//evil.example',
+      '/./\\evil.example',
+      '/x/..//evil.example',
+    ])
       expect({ back, location: (await login(back)).location }).toEqual({ back, location: '/' })
   })
 

@@ -39,7 +39,10 @@ export function backTo(fields: URLSearchParams, fallback: string): string {
   // resolved as a browser would (which drops tabs and newlines: `/\t/evil.example`), it must stay on this site
   if (!b?.startsWith('/')) return fallback
   const url = URL.parse(b, 'http://site.invalid')
-  return url?.origin === 'http://site.invalid' ? url.pathname + url.search + url.hash : fallback
+  if (url?.origin !== 'http://site.invalid') return fallback
+  // and so must what it resolves to: dot segments can leave a path that begins `//` (`/.//evil.example`)
+  const path = url.pathname + url.search + url.hash
+  return path.startsWith('//') ? fallback : path
 }
 
 /** The sign-in page, then back to `path`. */
