@@ -391,9 +391,15 @@ describe('the web app in Chromium', () => {
           [`/editor/${s.theirs.slug}`, 403],
           ['/settings', 200],
         ] as [string, number][],
+        // bob follows no one: his feed says so, with a link in its line of text
+        emptyFeed: [['/?feed=following', 200]] as [string, number][],
       }
       let checked = 0
-      for (const as of [undefined, s.ada]) {
+      for (const [as, list] of [
+        [undefined, pages.signedOut],
+        [s.ada, pages.signedIn],
+        [s.bob, pages.emptyFeed],
+      ] as const) {
         const context = await openContext(browser(), s.site, as)
         // axe comes with every page as the browser's own script (not an inline one the page's CSP would refuse)
         await context.addInitScript({ path: AXE })
@@ -410,7 +416,7 @@ describe('the web app in Chromium', () => {
           if (violations.length) found.push({ as: as ? as.username : 'signed out', path, violations })
           checked++
         }
-        await visitAll(context, s.site, as ? pages.signedIn : pages.signedOut, audit)
+        await visitAll(context, s.site, list, audit)
         // and a form with its errors shown
         if (!as) {
           const page = await context.newPage()
@@ -425,7 +431,7 @@ describe('the web app in Chromium', () => {
       }
       if (found.length) console.log(JSON.stringify(found, null, 2))
       expect(found).toEqual([])
-      expect(checked).toBe(pages.signedIn.length + pages.signedOut.length + 1)
+      expect(checked).toBe(pages.signedIn.length + pages.signedOut.length + pages.emptyFeed.length + 1)
     },
     TIMEOUT_MS,
   )
