@@ -10,7 +10,7 @@ export interface Ctx {
   request: Request
   path: string
   params: Record<string, string>
-  query: URLSearchParams
+  query: ReadQuery
   /** the signed-in user, or null */
   viewer: Viewer | null
   /** 0 when anonymous: what reads and caches key on */
@@ -23,6 +23,32 @@ export interface Ctx {
   form: URLSearchParams
   /** what the page was built from: reads add their keys (see `use`); null once something uncacheable was read */
   deps: number[] | null
+}
+
+/**
+ * A request's query that remembers which names the page read: a page is kept only when it read
+ * every name its URL has, so URLs with made-up parameters (`/login?x=1`, `?x=2`, ...) cannot
+ * each take a place in the cache for the same page.
+ */
+export class ReadQuery extends URLSearchParams {
+  readonly read = new Set<string>()
+  override get(name: string): string | null {
+    this.read.add(name)
+    return super.get(name)
+  }
+  override getAll(name: string): string[] {
+    this.read.add(name)
+    return super.getAll(name)
+  }
+  override has(name: string, value?: string): boolean {
+    this.read.add(name)
+    return super.has(name, value)
+  }
+  /** Whether the page read every name the query has. */
+  allRead(): boolean {
+    for (const name of this.keys()) if (!this.read.has(name)) return false
+    return true
+  }
 }
 
 /** What a page handler answers. */

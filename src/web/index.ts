@@ -13,7 +13,7 @@ import type { ProfileReads } from '../profiles/reads.ts'
 import type { Api } from './api.ts'
 import { errorLines } from './api.ts'
 import { ASSETS_PREFIX, assets } from './assets.ts'
-import { type Ctx, type Outcome, viewerDeps } from './context.ts'
+import { type Ctx, type Outcome, ReadQuery, viewerDeps } from './context.ts'
 import { page } from './layout.ts'
 import { accountPages } from './pages/account.ts'
 import { articleActions, articlePage } from './pages/article.ts'
@@ -124,7 +124,8 @@ export function webFeature(d: Deps) {
   const respond = (status: number, body: string | Uint8Array | null, headers: Record<string, string>, late = false) =>
     new Response(late && body !== null ? lateBody(body) : body, {
       status,
-      headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'no-cache', ...headers },
+      // private: a page may show the reader's own data, so no shared cache keeps it
+      headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'private, no-cache', ...headers },
     })
 
   /** `late`: the request waited on I/O before it got here (see lateBody). */
@@ -137,6 +138,8 @@ export function webFeature(d: Deps) {
     const match = router.match(request.method, path)
     const s = await session(request)
     const extra: Record<string, string> = { ...headers }
+    // `/` is this page or, for a program that asks for JSON, the API's description (app.ts)
+    if (path === '/') extra.vary = extra.vary ? `${extra.vary}, Accept` : 'Accept'
     if (s.stale) extra['set-cookie'] = endSession(secure(request))
     const viewerId = s.viewer?.id ?? 0
     const key = pathAndQuery(request.url)
@@ -151,7 +154,7 @@ export function webFeature(d: Deps) {
       request,
       path,
       params: match?.params ?? {},
-      query: new URLSearchParams(key.includes('?') ? key.slice(key.indexOf('?') + 1) : ''),
+      query: new ReadQuery(key.includes('?') ? key.slice(key.indexOf('?') + 1) : ''),
       viewer: s.viewer,
       viewerId,
       token: s.viewer ? s.token : undefined,
@@ -183,7 +186,7 @@ export function webFeature(d: Deps) {
       return respond(303, null, h)
     }
     const body = page({ title: outcome.title, me: ctx.me, here: outcome.here ?? 'none', main: outcome.main }).value
-    if (outcome.status === 200 && ctx.deps && match && request.method === 'GET') {
+    if (outcome.status === 200 && ctx.deps && match && request.method === 'GET' && ctx.query.allRead()) {
       // kept until anything it shows changes (the navbar's user among them: viewerDeps)
       keep(viewerId, key, body, ctx.deps, at)
     }

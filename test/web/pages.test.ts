@@ -111,7 +111,9 @@ describe('the web app over HTTP', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff')
       expect(res.headers.get('x-frame-options')).toBe('DENY')
       // a page that shows a user's data is never kept by a shared cache
-      expect(res.headers.get('cache-control')).toBe('no-cache')
+      expect(res.headers.get('cache-control')).toBe('private, no-cache')
+      // `/` is JSON for a program that asks for it
+      expect({ path, vary: res.headers.get('vary') }).toEqual({ path, vary: path.split('?')[0] === '/' ? 'Accept' : null })
       expect({ path, inline: /<script(?![^>]*\bsrc=)[^>]*>/.test(res.text) }).toEqual({ path, inline: false })
     }
     for (const path of ['/editor', `/editor/${slug}`, '/settings']) {
@@ -373,6 +375,22 @@ describe('pages are kept, and dropped, as exactly as the API’s answers', () =>
     expect(app.app.caches.responses.get(`/article/${slug}`)).toBeDefined()
     const id = (await app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', ada.username))!.id
     expect(app.app.caches.viewerResponses.get(`${id} /article/${slug}`)).toBeDefined()
+  })
+
+  test('a page is kept only under the parameters it reads: made-up ones do not fill the cache', async () => {
+    const { app, slug } = await site()
+    const size = () => app.app.caches.responses.size
+    await twice(app, `/article/${slug}`)
+    await twice(app, '/?page=2')
+    await twice(app, '/login?back=%2Fsettings')
+    const kept = size()
+    for (let i = 0; i < 20; i++) {
+      for (const path of [`/article/${slug}?x=${i}`, `/?page=2&x=${i}`, `/login?junk=${i}`]) {
+        const res = await get(app, path)
+        expect({ path, status: res.status }).toEqual({ path, status: 200 })
+      }
+    }
+    expect(size()).toBe(kept)
   })
 
   test('every kind of write is on the next page load, for the reader who made it and for everyone else', async () => {
