@@ -20,16 +20,19 @@ export interface Tokens {
  *
  * The token is checked in `transform`, which runs before body validation, so
  * an anonymous request gets its 401 before any 422 about its body; `resolve`
- * then hands the viewer to the handler.
+ * then hands the viewer to the handler. A route's own `transform` runs before
+ * the plugin's: one that may refuse the body calls `check` first (a request is
+ * checked once).
  */
 export function authPlugin(t: Tokens) {
   const seen = new WeakMap<Request, Viewer | null>()
   const check = async (request: Request, required: boolean) => {
+    if (seen.has(request)) return
     const viewer = await t.authenticate(request.headers.get('authorization') ?? undefined)
     if (!viewer && required) throw unauthorized('is missing')
     seen.set(request, viewer)
   }
-  return new Elysia().macro({
+  const plugin = new Elysia().macro({
     auth: {
       transform: ({ request }) => check(request, true),
       resolve: ({ request }) => ({ viewer: seen.get(request) as Viewer }),
@@ -39,4 +42,5 @@ export function authPlugin(t: Tokens) {
       resolve: ({ request }) => ({ viewer: seen.get(request) ?? null }),
     },
   })
+  return { plugin, check }
 }

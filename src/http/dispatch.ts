@@ -86,7 +86,8 @@ interface Context {
 
 /** One feature's routes as an Elysia instance. */
 export function registerRoutes(routes: readonly Compiled[], deps: { tokens: Tokens; responses: ResponseCache }) {
-  const app = new Elysia().use(authPlugin(deps.tokens))
+  const auth = authPlugin(deps.tokens)
+  const app = new Elysia().use(auth.plugin)
   // the declarations decide every type (route.ts): Elysia's own inference over a loop adds nothing
   const register = app.route.bind(app) as (method: string, path: string, handler: unknown, hook: unknown) => unknown
   for (const c of routes) {
@@ -108,7 +109,15 @@ export function registerRoutes(routes: readonly Compiled[], deps: { tokens: Toke
     if (r.body) hook.body = r.body
     if (r.normalize) {
       const normalize = r.normalize
-      hook.transform = ({ body }: { body: unknown }) => normalize(body)
+      // the token before the body: normalize may refuse a wrapper (422), which must not come before a 401
+      const required = r.auth === 'required'
+      hook.transform =
+        r.auth === 'none'
+          ? ({ body }: { body: unknown }) => normalize(body)
+          : async ({ body, request }: { body: unknown; request: Request }) => {
+              await auth.check(request, required)
+              normalize(body)
+            }
     }
     register(r.method, r.path, handler, hook)
   }

@@ -103,11 +103,33 @@ describe('routes that require a token', () => {
     expect(res.body).toEqual(invalid)
   })
 
-  test('checks the token before validating the body', async () => {
+  test('checks the token before validating the body, its wrapper included', async () => {
     const app = await testApp()
     const res = await app.request('PUT', '/api/user', { body: { user: { email: 'not-an-email' } } })
     expect(res.status).toBe(401)
     expect(res.body).toEqual(missing)
+    for (const [method, path, body] of [
+      ['POST', '/api/articles', { article: 1 }],
+      ['POST', '/api/articles', { article: null }],
+      ['PUT', '/api/user', { user: 'x' }],
+      ['PUT', '/api/articles/some-slug', { article: [] }],
+      ['POST', '/api/articles/some-slug/comments', { comment: null }],
+    ] as const) {
+      for (const [token, expected] of [
+        [undefined, missing],
+        ['garbage', invalid],
+      ] as const) {
+        const r = await app.request(method, path, { body, token })
+        expect({ method, path, body, token, status: r.status, answer: r.body }).toEqual({
+          method,
+          path,
+          body,
+          token,
+          status: 401,
+          answer: expected,
+        })
+      }
+    }
   })
 })
 
