@@ -3,6 +3,9 @@ import { HttpError } from '../errors.ts'
 /** Deeper JSON than any Conduit body needs (they are 3 levels deep). */
 export const MAX_JSON_DEPTH = 32
 
+/** Refuses what is not UTF-8 (a TypeError) instead of replacing it; a byte order mark is dropped. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
 export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too large (maximum is ${limit} bytes)`] })
 
 /**
@@ -13,12 +16,19 @@ export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too l
  *   it passes the limit (never buffered whole).
  * - Nesting is capped before parsing: the framework's validation errors walk
  *   a value recursively, and a deep one would exhaust the stack.
- * - Lone surrogates ("\ud800") become U+FFFD, so every stored string is valid
- *   UTF-8 and reads back as it was stored.
+ * - Bytes that are not UTF-8 make it invalid JSON (RFC 8259 8.1), never
+ *   replaced in silence; escaped lone surrogates ("\ud800") become U+FFFD, so
+ *   every stored string is valid UTF-8 and reads back as it was stored.
  * - Keys that shadow Object methods are dropped (see SHADOWING_KEYS).
  */
 export async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
-  const text = new TextDecoder().decode(await readLimited(request, limit))
+  let text: string
+  try {
+    text = UTF8.decode(await readLimited(request, limit))
+  } catch (e) {
+    if (e instanceof TypeError) throw new HttpError(400, { body: ['is not valid JSON'] })
+    throw e
+  }
   if (text.trim() === '') return null
   if (!withinDepth(text, MAX_JSON_DEPTH)) {
     throw new HttpError(400, { body: [`is nested too deeply (maximum depth is ${MAX_JSON_DEPTH})`] })

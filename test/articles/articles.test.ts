@@ -352,6 +352,17 @@ describe('POST /api/articles', () => {
       expect((await listArticles(app)).body.articlesCount).toBe(0)
     })
 
+    test('answers 400 for a body that is not UTF-8, and stores nothing', async () => {
+      const app = await conduitApp()
+      const jake = await registerUser(app)
+      const json = '{"article":{"title":"Raw bytes RAW","description":"d","body":"b"}}'
+      const at = json.indexOf('RAW')
+      const bytes = new Uint8Array([...Buffer.from(json.slice(0, at)), 0xff, 0xc0, 0xaf, ...Buffer.from(json.slice(at + 3))])
+      const res = await app.request('POST', '/api/articles', { token: jake.token, body: bytes })
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { errors: { body: ['is not valid JSON'] } } })
+      expect((await listArticles(app)).body.articlesCount).toBe(0)
+    })
+
     test('answers 400 for malformed JSON', async () => {
       const app = await conduitApp()
       const jake = await registerUser(app)

@@ -69,9 +69,9 @@ export async function send(
 ): Promise<TestResponse> {
   const h: Record<string, string> = { ...headers }
   if (token) h.authorization = `Token ${token}`
-  let payload: string | undefined
+  let payload: string | Uint8Array | undefined
   if (body !== undefined) {
-    payload = typeof body === 'string' ? body : JSON.stringify(body)
+    payload = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)
     h['content-type'] ??= 'application/json'
   }
   const res = await app.handle(new Request(`http://localhost${path}`, { method, headers: h, body: payload }))
