@@ -1,7 +1,10 @@
 /**
- * Slugs per the contract: lower-cased, NFKD with combining marks dropped, every
- * run of characters other than letters and digits (any script) turned into
- * one `-`, trimmed of `-`, at most 100 characters; "article" when nothing is left.
+ * Slugs per the contract: lower-cased, NFKD with the accents of Latin, Greek and Cyrillic letters
+ * dropped, every run of characters other than letters, their marks and digits (any script)
+ * turned into one `-`, trimmed of `-`, recomposed (NFC), at most 100 characters; "article" when
+ * nothing is left. Other scripts keep their marks (Devanagari's vowel signs, Japanese voicing
+ * marks: dropping them changes the word) and recomposition gives Hangul its syllables back, so a
+ * slug typed in its usual composed form is found.
  * Lower-casing happens after decomposition (compatibility forms such as ℌ
  * only become capitals then) and before the marks are dropped (İ lower-cases
  * to i plus a combining dot).
@@ -13,9 +16,12 @@ export function slugify(title: string): string {
     .normalize('NFKD')
     .toLowerCase()
     .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{M}+/gu, '$1')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
+    // a mark with no letter before it is left over, not part of a word
+    .replace(/(^|-)\p{M}+/gu, '$1')
     .replace(/^-+|-+$/g, '')
+    .normalize('NFC')
   // cut by code points, never inside a surrogate pair, then drop a dangling "-"
   const cut = Array.from(words).slice(0, SLUG_MAX).join('').replace(/-+$/, '')
   return cut || 'article'

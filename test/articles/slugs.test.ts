@@ -53,8 +53,19 @@ describe('slugify', () => {
   })
 
   test('every slug is already lower-case and normalised', () => {
-    const slugs = ['ℌello', 'Ⅻ Olympiad', 'ÀÉÎÕÜ', 'Σίσυφος', '㎒ band', '🄰🄱 pair'].map(slugify)
-    expect(slugs).toEqual(slugs.map((s) => s.toLowerCase().normalize('NFKD')))
+    const slugs = ['ℌello', 'Ⅻ Olympiad', 'ÀÉÎÕÜ', 'Σίσυφος', '㎒ band', '🄰🄱 pair', '한국어', 'ガイド', 'नमस्ते'].map(slugify)
+    expect(slugs).toEqual(slugs.map((s) => s.toLowerCase().normalize('NFC')))
+  })
+
+  test('other scripts keep their marks, and Hangul its syllables: the slug reads as the title does', () => {
+    expect(slugify('한국어 제목')).toBe('한국어-제목')
+    expect(slugify('ガイドブック')).toBe('ガイドブック')
+    expect(slugify('नमस्ते दुनिया')).toBe('नमस्ते-दुनिया')
+    expect(slugify('ภาษาไทย')).toBe('ภาษาไทย')
+    // composed or decomposed, the same slug
+    expect(slugify('한국어'.normalize('NFD'))).toBe(slugify('한국어'))
+    // a mark with no letter before it is not part of a word
+    expect(slugify('- \u0301 x')).toBe('x')
   })
 
   test('keeps at most 100 characters and never ends in a dash', () => {
