@@ -66,7 +66,8 @@ export function webFeature(d: Deps) {
   const secure = (request: Request) => overTls(request, d.config.trustProxy)
   const account = accountPages({ api: d.api, ttlSeconds: d.config.tokenTtlSeconds, secure })
   const editor = editorPages(d.articles, d.api)
-  const actions = articleActions(d.api)
+  const article = articlePage({ articles: d.articles, comments: d.comments })
+  const actions = articleActions(d.api, article)
   const home = homePage({ articles: d.articles, tags: d.tags })
   router
     .add('GET', '/', home)
@@ -82,7 +83,7 @@ export function webFeature(d: Deps) {
     .add('POST', '/editor', editor.submit)
     .add('GET', '/editor/:slug', editor.show)
     .add('POST', '/editor/:slug', editor.submit)
-    .add('GET', '/article/:slug', articlePage({ articles: d.articles, comments: d.comments }))
+    .add('GET', '/article/:slug', (ctx) => article(ctx))
     .add('POST', '/article/:slug/delete', actions.remove)
     .add('POST', '/article/:slug/favorite', actions.favorite)
     .add('POST', '/article/:slug/comments', actions.comment)

@@ -26,6 +26,9 @@ export const date = (iso: string): string => {
 
 export const profilePath = (username: string) => `/profile/${encodeURIComponent(username)}`
 export const articlePath = (slug: string) => `/article/${encodeURIComponent(slug)}`
+/** A tag's page; the tags `.` and `..` in the query, as a browser resolves such a path segment away, `%2E` included (`/tag/..` is `/`). */
+export const tagPath = (tag: string) =>
+  tag === '.' || tag === '..' ? `/?tag=${encodeURIComponent(tag)}` : `/tag/${encodeURIComponent(tag)}`
 
 /** Which navbar item is the current page. */
 export type Here = 'home' | 'login' | 'register' | 'editor' | 'settings' | 'profile' | 'none'

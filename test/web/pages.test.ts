@@ -196,6 +196,30 @@ describe('the web app over HTTP', () => {
     expect(await app.db.count('SELECT count(*) FROM users')).toBe(2)
   })
 
+  test('a tag that is a dot segment (. or ..) links to its own page, not one the browser resolves it to', async () => {
+    const { app, ada } = await site()
+    await createArticle(app, ada.token, { title: 'Dotted', tagList: ['.', '..'] })
+    const home = await get(app, '/')
+    for (const [tag, href] of [
+      ['.', '/?tag=.'],
+      ['..', '/?tag=..'],
+    ] as const) {
+      expect({ tag, linked: home.text.includes(`href="${href}"`) }).toEqual({ tag, linked: true })
+      // what a browser requests for the link is the link itself (a path segment `..`, or `%2E%2E`, would be resolved away)
+      const url = new URL(href, 'http://site.example/')
+      expect(url.pathname + url.search).toBe(href)
+      const page = await get(app, href)
+      // the tag's articles only: not the site's first article, tagged intro
+      const text = shown(page.text)
+      expect({ tag, status: page.status, dotted: text.includes('Dotted'), other: text.includes('Hello there') }).toEqual({
+        tag,
+        status: 200,
+        dotted: true,
+        other: false,
+      })
+    }
+  })
+
   test('signing in sends back where the reader was, but only to a page of this site', async () => {
     const { app, ada, slug } = await site()
     const login = (back: string) => post(app, `/login?back=${encodeURIComponent(back)}`, { email: ada.email, password: ada.password })
@@ -307,6 +331,13 @@ describe('the web app over HTTP', () => {
     expect(shown(bob.text)).toContain('email is invalid')
     expect((await app.request('GET', '/api/user', { token: ada.token })).body.user.bio).toBeNull()
     expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(1)
+    // a comment of spaces only: the article page with the API's error and the text as typed
+    const blank = await post(app, `/article/${slug}/comments`, { body: '  \n ' }, { session: ada.token })
+    expect(blank.status).toBe(422)
+    expect(shown(blank.text)).toContain("body can't be blank")
+    expect(shown(blank.text)).toContain('Hello there')
+    expect(blank.text).toContain('rows="3">  \n </textarea>')
+    expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
 
     // someone else's article: its editor and its forms are refused
     const other = await registerUser(app, { username: unique('zed') })

@@ -1,12 +1,22 @@
 import type { ArticleReads } from '../../articles/reads.ts'
 import type { CommentReads } from '../../comments/reads.ts'
 import { HttpError } from '../../errors.ts'
-import type { Api } from '../api.ts'
+import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
 import { html } from '../html.ts'
 import { articlePath, avatar, date, profilePath } from '../layout.ts'
 import { markdown } from '../markdown.ts'
-import { type ArticleJson, articleMeta, backTo, type CommentJson, favoriteButton, followButton, signInThen, tagList } from './parts.ts'
+import {
+  type ArticleJson,
+  articleMeta,
+  backTo,
+  type CommentJson,
+  errorList,
+  favoriteButton,
+  followButton,
+  signInThen,
+  tagList,
+} from './parts.ts'
 import { orMissing } from './not-found.ts'
 
 interface Deps {
@@ -14,9 +24,18 @@ interface Deps {
   comments: CommentReads
 }
 
-/** `/article/:slug`: the article, its body rendered from Markdown, its comments and the form to add one. */
+/** A comment the API refused: its error lines, and what was typed, shown again in the form. */
+interface RefusedComment {
+  errors: string[]
+  body: string
+}
+
+/**
+ * `/article/:slug`: the article, its body rendered from Markdown, its comments and the form to add
+ * one (with a refused comment's errors and text, after a post).
+ */
 export function articlePage({ articles, comments }: Deps) {
-  return async (ctx: Ctx): Promise<Outcome> => {
+  return async (ctx: Ctx, refused?: RefusedComment): Promise<Outcome & { kind: 'page' }> => {
     const slug = ctx.params.slug!
     const [article, commentList] = await orMissing(
       Promise.all([articles.article(slug, ctx.viewerId), comments.list(slug, ctx.viewerId)]),
@@ -65,8 +84,8 @@ ${tagList(a.tagList, true)}
 <div class="col-xs-12 col-md-8 offset-md-2">
 ${
   signedIn
-    ? html`<form class="card comment-form" method="post" novalidate action="${here}/comments">
-<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label><textarea id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3"></textarea></div>
+    ? html`${errorList(refused?.errors ?? [])}<form class="card comment-form" method="post" novalidate action="${here}/comments">
+<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label><textarea id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3">${refused?.body ?? ''}</textarea></div>
 <div class="card-footer"><img class="comment-author-img" src="${avatar(ctx.me?.image)}" alt=""><button type="submit" class="btn btn-sm btn-primary">Post Comment</button></div>
 </form>`
     : html`<p><a href="${signInThen(here)}">Sign in</a> or <a href="/register">sign up</a> to add comments on this article.</p>`
@@ -76,12 +95,12 @@ ${list.map(comment)}
 </div>
 </div>
 </div>`
-    return { kind: 'page', status: 200, title: a.title, main, here: 'none' }
+    return { kind: 'page', status: refused ? 422 : 200, title: a.title, main, here: 'none' }
   }
 }
 
-/** The article's forms: delete, favorite, comment, delete a comment; each through the API, then back. */
-export function articleActions(api: Api) {
+/** The article's forms: delete, favorite, comment, delete a comment; each through the API, then back (a refused comment: the page with its errors). */
+export function articleActions(api: Api, show: ReturnType<typeof articlePage>) {
   const signedIn = (ctx: Ctx) => ctx.token !== undefined && ctx.viewer !== null
   const slug = (ctx: Ctx) => encodeURIComponent(ctx.params.slug!)
   const signIn = (ctx: Ctx) => redirect(signInThen(backTo(ctx.form, articlePath(ctx.params.slug!))))
@@ -101,11 +120,10 @@ export function articleActions(api: Api) {
     },
     async comment(ctx: Ctx): Promise<Outcome> {
       if (!signedIn(ctx)) return signIn(ctx)
-      const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, {
-        token: ctx.token,
-        body: { comment: { body: ctx.form.get('body') ?? '' } },
-      })
-      if (res.status !== 201 && res.status !== 422) throw new HttpError(res.status, res.body?.errors ?? {})
+      const body = ctx.form.get('body') ?? ''
+      const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, { token: ctx.token, body: { comment: { body } } })
+      if (res.status === 422) return show(ctx, { errors: errorLines(res), body })
+      if (res.status !== 201) throw new HttpError(res.status, res.body?.errors ?? {})
       return redirect(articlePath(ctx.params.slug!))
     },
     async removeComment(ctx: Ctx): Promise<Outcome> {

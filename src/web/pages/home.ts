@@ -3,6 +3,7 @@ import type { Built } from '../../cache/cache.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
 import { type Html, html } from '../html.ts'
 import { type ArticleJson, articleList, PAGE_SIZE, pageNumber } from './parts.ts'
+import { tagPath } from '../layout.ts'
 
 interface Deps {
   articles: ArticleReads
@@ -15,7 +16,7 @@ const SIDEBAR_TAGS = 40
 
 /**
  * The home page: the global feed, the signed-in user's feed (`?feed=following`)
- * or a tag's articles (`/tag/:tag`), ten to a page (`?page=N`), and the
+ * or a tag's articles (`/tag/:tag`, or `/?tag=` for `.` and `..`), ten to a page (`?page=N`), and the
  * popular tags beside.
  */
 export function homePage({ articles, tags }: Deps) {
@@ -26,14 +27,15 @@ export function homePage({ articles, tags }: Deps) {
     if (made === undefined) {
       const names = use<{ tags: string[] }>(ctx, popular).tags.slice(0, SIDEBAR_TAGS)
       made = names.length
-        ? html`<div class="tag-list">${names.map((t) => html`<a href="/tag/${encodeURIComponent(t)}" class="tag-default tag-pill">${t}</a>`)}</div>`
+        ? html`<div class="tag-list">${names.map((t) => html`<a href="${tagPath(t)}" class="tag-default tag-pill">${t}</a>`)}</div>`
         : html`<div class="post-preview">No tags are here... yet.</div>`
       sidebars.set(popular, made)
     } else if (ctx.deps) for (const k of popular.deps) ctx.deps.push(k)
     return made
   }
   return async (ctx: Ctx): Promise<Outcome> => {
-    const tag = ctx.params.tag
+    // `/?tag=` for the tags no path can carry (tagPath)
+    const tag = ctx.params.tag ?? (ctx.path === '/' ? (ctx.query.get('tag') ?? undefined) : undefined)
     const following = tag === undefined && ctx.query.get('feed') === 'following'
     if (following && !ctx.viewer) return redirect('/login')
     const pageNo = pageNumber(ctx.query)
@@ -46,7 +48,7 @@ export function homePage({ articles, tags }: Deps) {
     ])
     const list = use<{ articles: ArticleJson[]; articlesCount: number }>(ctx, listed)
     const popularTags = sidebar(ctx, popular)
-    const base = tag !== undefined ? `/tag/${encodeURIComponent(tag)}` : following ? '/?feed=following' : '/'
+    const base = tag !== undefined ? tagPath(tag) : following ? '/?feed=following' : '/'
     const here = `${base}${pageNo > 1 ? `${base.includes('?') ? '&' : '?'}page=${pageNo}` : ''}`
     const tab = (href: string, label: string, active: boolean) =>
       html`<li class="nav-item"><a class="nav-link${active ? ' active' : ''}" href="${href}"${active ? html` aria-current="page"` : ''}>${label}</a></li>`
