@@ -150,7 +150,7 @@ export const environment = {
   DATABASE_TIMEOUT_SECONDS: 'PostgreSQL: a query or lock wait longer than this answers 503 (default 5; 0 = no limit)',
   JWT_SECRET: 'token signing secret, at least 32 characters (default: generated and kept in the database)',
   JWT_TTL_SECONDS: 'token lifetime in seconds (default 2592000 = 30 days)',
-  CORS_ORIGINS: 'comma-separated allowed origins, or * (default *)',
+  CORS_ORIGINS: 'comma-separated allowed origins (scheme://host[:port]), or * (default *)',
   BODY_LIMIT_BYTES: 'largest accepted request body (default 1048576)',
   LOG_FORMAT: 'text or json (default text)',
   LOG_LEVEL: 'debug, info, warn, error or silent (default info)',
@@ -198,7 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((o) => o.trim())
       .filter(Boolean)
-    c.corsOrigins = list.includes('*') ? '*' : list
+    c.corsOrigins = list.includes('*') ? '*' : list.map(origin)
   }
   if ((s = v('BODY_LIMIT_BYTES'))) c.bodyLimitBytes = integer('BODY_LIMIT_BYTES', s, 1024, 1024 ** 3)
   if ((s = v('LOG_FORMAT'))) c.logFormat = oneOf('LOG_FORMAT', s, ['text', 'json'] as const)
@@ -228,6 +228,19 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('TAIL_TRACE'))) c.tailTrace = s
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
+}
+
+/**
+ * One entry of CORS_ORIGINS as a browser writes its Origin header (`https://app.example` or with
+ * a port; scheme and host lower-cased, a trailing `/` dropped); anything else is refused, since it
+ * would never match and the site would be refused without a word.
+ */
+function origin(entry: string): string {
+  const url = URL.parse(entry)
+  const bare = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash
+  if (!bare || url.username || url.password || /[?#]/.test(entry))
+    throw new ConfigError(`CORS_ORIGINS: "${entry}" is not an origin (scheme://host or scheme://host:port, nothing after it)`)
+  return url.origin
 }
 
 /** The `sslmode` values Bun's client takes (libpq's). */

@@ -168,6 +168,24 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
     ])
   })
 
+  test('reads CORS_ORIGINS entries as a browser writes an Origin, and refuses what is not one', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://App.Example/, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://app.example',
+      'http://localhost:5173',
+    ])
+    for (const bad of [
+      'notaurl',
+      'app.example',
+      'https://app.example/path',
+      'https://app.example?x',
+      'ftp://app.example',
+      'https://u:p@app.example',
+    ])
+      expect(() => loadConfig({ CORS_ORIGINS: `https://ok.example,${bad}` })).toThrow(
+        `CORS_ORIGINS: "${bad}" is not an origin (scheme://host or scheme://host:port, nothing after it)`,
+      )
+  })
+
   test('reads CORS_ORIGINS=* (alone or in a list) as any origin', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*')
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example, *' }).corsOrigins).toBe('*')
