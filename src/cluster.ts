@@ -110,7 +110,11 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   }
 
   const stop = (reason: string) => {
-    if (stopping) return
+    if (stopping) {
+      // a second signal: passed on, so each worker cuts its shutdown delay short (it still drains)
+      for (const { proc } of workers.values()) proc.kill('SIGTERM')
+      return
+    }
     stopping = true
     logger.info('stopping workers', { reason, workers: workers.size })
     if (workers.size === 0) resolveDone(failedStarts ? 1 : 0)

@@ -111,18 +111,35 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   }
 
   let stopping: Promise<void> | undefined
+  /** ends the shutdown delay early: a second signal (an operator's second Ctrl-C) */
+  let hurry: (() => void) | undefined
   return {
     url,
     store,
     app,
     shutdown(reason) {
-      stopping ??= (async () => {
-        logger.info('shutting down', { reason })
+      if (stopping) {
+        hurry?.()
+        return stopping
+      }
+      stopping = (async () => {
+        const delaySeconds = config.shutdownDelayMs / 1000
+        logger.info('shutting down', { reason, ...(delaySeconds > 0 ? { delaySeconds } : {}), ...(worker ? { worker } : {}) })
         // readiness answers 503 from now on; behind a load balancer, keep serving while it notices
         app!.drain()
         clearInterval(maintenance)
         stopLag?.()
-        if (config.shutdownDelayMs > 0) await Bun.sleep(config.shutdownDelayMs)
+        if (config.shutdownDelayMs > 0) {
+          await new Promise<void>((done) => {
+            const timer = setTimeout(done, config.shutdownDelayMs)
+            hurry = () => {
+              hurry = undefined
+              clearTimeout(timer)
+              logger.info('second signal: the delay is cut short', worker ? { worker } : {})
+              done()
+            }
+          })
+        }
         const graceEnd = performance.now() + config.shutdownGraceMs
         const drained = server.stop(false).then(() => true)
         const timedOut = Bun.sleep(config.shutdownGraceMs).then(() => false)
@@ -137,7 +154,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         await upkeep?.stop()
         await store.close()
         if (config.tailTrace) await trace.save(config.tailTrace)
-        logger.info('stopped')
+        logger.info('stopped', worker ? { worker } : {})
       })()
       return stopping
     },

@@ -581,6 +581,53 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
   }, 20_000)
 })
 
+describe(`a second signal cuts the shutdown delay short (${BACKEND})`, () => {
+  test.each([
+    ['one process', []],
+    ['serve --workers 2', ['serve', '--workers', '2']],
+  ])(
+    '%s: SIGINT twice stops it in a moment, not after the delay; what was acknowledged is kept',
+    async (_what, args) => {
+      const db = await binaryDatabase()
+      const server = await startServer(binary(), {
+        env: { HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_DELAY_SECONDS: '30', ...db.env },
+        args,
+      })
+      try {
+        const user = await register(server.url)
+        const made = await api(server.url, 'POST', '/api/articles', {
+          token: user.token,
+          body: { article: { title: 'Before the signals', description: 'd', body: 'b' } },
+        })
+        expect(made.status).toBe(201)
+        // as a terminal's Ctrl-C: to every process of the group, the workers too
+        const expected = args.length ? 2 : 0
+        let workers = await children(server.proc.pid)
+        for (let i = 0; i < 50 && workers.length < expected; i++) {
+          await Bun.sleep(100)
+          workers = await children(server.proc.pid)
+        }
+        expect(workers).toHaveLength(expected)
+        for (const pid of [server.proc.pid, ...workers]) process.kill(pid, 'SIGINT')
+        // the first signal: not ready, still serving (the delay has begun)
+        for (let i = 0; i < 50 && ((await probe(`${server.url}/ready`)) as { status?: number }).status !== 503; i++) await Bun.sleep(50)
+        expect(await probe(`${server.url}/ready`)).toMatchObject({ status: 503 })
+        // one Ctrl-C is one signal, in a worker too: a second later it is still serving out its delay
+        await Bun.sleep(1_000)
+        expect(await probe(`${server.url}/health`)).toMatchObject({ status: 200 })
+        const stopped = await server.stop('SIGINT', 15_000)
+        expect(stopped).toMatchObject({ code: 0, signal: null, timedOut: false })
+        expect(stopped.ms).toBeLessThan(10_000)
+        expect(server.stdout() + server.stderr()).toContain('second signal: the delay is cut short')
+        expect(await storedArticles(db, server.dir)).toBe(1)
+      } finally {
+        if (server.proc.exitCode === null) await server.stop('SIGKILL')
+      }
+    },
+    40_000,
+  )
+})
+
 describe(`SIGTERM while clients that have gone still have queries running (${BACKEND})`, () => {
   /**
    * 64 clients read pages nobody read before (each a query) through a pool of

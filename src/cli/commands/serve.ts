@@ -25,7 +25,9 @@ async function runServer(config: Config): Promise<number> {
       },
     )
   }
+  // a second signal cuts the shutdown delay short (server.ts). A worker hears its supervisor only:
+  // a terminal's Ctrl-C reaches the whole process group, and would count twice in a worker
   process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGINT', process.env[WORKER_ENV] ? () => {} : () => stop('SIGINT'))
   return new Promise<number>(() => {}) // serves until a signal
 }
