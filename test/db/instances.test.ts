@@ -28,6 +28,10 @@ import { skipIf, why } from '../support/skip.ts'
 const binary = useBinary()
 const BACKEND = onPostgres ? 'PostgreSQL' : 'SQLite'
 
+/** A new article with `title` (and a placeholder description and body), through `url`. */
+const postArticle = (url: string, token: string, title: string) =>
+  api(url, 'POST', '/api/articles', { token, body: { article: { title, description: 'd', body: 'b' } } })
+
 describe(`two instances on one ${BACKEND} database behind a round-robin proxy`, () => {
   let a: Server
   let b: Server
@@ -269,10 +273,7 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
     let survivor: Server = b
     try {
       const user = await register(a.url)
-      const made = await api(a.url, 'POST', '/api/articles', {
-        token: user.token,
-        body: { article: { title: 'Before the kill', description: 'd', body: 'b' } },
-      })
+      const made = await postArticle(a.url, user.token, 'Before the kill')
       expect(made.status).toBe(201)
       for (let i = 0; i < 3; i++) await api(a.url, 'GET', '/api/articles', { token: user.token }) // warm a's caches
       // mixed load on b while a is killed
@@ -296,10 +297,7 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
       const killed = await a.stop('SIGKILL')
       expect(killed.signal).toBe('SIGKILL')
       // while it is down, the other one writes
-      const during = await api(b.url, 'POST', '/api/articles', {
-        token: user.token,
-        body: { article: { title: 'While a was down', description: 'd', body: 'b' } },
-      })
+      const during = await postArticle(b.url, user.token, 'While a was down')
       expect(during.status).toBe(201)
       await Bun.sleep(300)
       stop = true
@@ -335,14 +333,7 @@ describe(`faults with two instances on one ${BACKEND} database`, () => {
         expect((await api(a.url, 'GET', '/api/articles', { token: user.token })).status).toBe(503)
         expect((await api(a.url, 'GET', '/ready')).status).toBe(503)
         // the database lives on: b writes while a cannot see it
-        expect(
-          (
-            await api(b.url, 'POST', '/api/articles', {
-              token: user.token,
-              body: { article: { title: 'During', description: 'd', body: 'b' } },
-            })
-          ).status,
-        ).toBe(201)
+        expect((await postArticle(b.url, user.token, 'During')).status).toBe(201)
         proxy.up()
         let res: ApiResponse | undefined
         for (let i = 0; i < 50; i++) {
@@ -424,10 +415,7 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
       expect(answers.filter((s) => s !== 200)).toEqual([])
       // every connection lands on a live worker; writes by one are read by the other
       for (let i = 0; i < 10; i++) {
-        const made = await api(server.url, 'POST', '/api/articles', {
-          token: user.token,
-          body: { article: { title: `w${i}`, description: 'd', body: 'b' } },
-        })
+        const made = await postArticle(server.url, user.token, `w${i}`)
         expect(made.status).toBe(201)
         expect((await api(server.url, 'GET', `/api/articles/${made.body.article.slug}`)).status).toBe(200)
       }
@@ -595,10 +583,7 @@ describe(`a second signal cuts the shutdown delay short (${BACKEND})`, () => {
       })
       try {
         const user = await register(server.url)
-        const made = await api(server.url, 'POST', '/api/articles', {
-          token: user.token,
-          body: { article: { title: 'Before the signals', description: 'd', body: 'b' } },
-        })
+        const made = await postArticle(server.url, user.token, 'Before the signals')
         expect(made.status).toBe(201)
         // as a terminal's Ctrl-C: to every process of the group, the workers too
         const expected = args.length ? 2 : 0
