@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { type Config, redactUrl } from '../config.ts'
 import { migrate as migrateSqlite } from './sqlite/migrate.ts'
 import { openDatabase } from './sqlite/open.ts'
@@ -25,7 +26,9 @@ export async function openStore(config: Config): Promise<Opened> {
   const db = openDatabase(config.databasePath)
   try {
     const applied = migrateSqlite(db)
-    return { store: sqliteStore(db, config.databasePath), applied }
+    // the log names the file as the error messages do: absolute, whatever the working directory
+    const location = config.databasePath === ':memory:' ? ':memory:' : resolve(config.databasePath)
+    return { store: sqliteStore(db, location), applied }
   } catch (e) {
     db.close()
     throw e

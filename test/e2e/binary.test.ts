@@ -333,7 +333,7 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     expect((await server.stop()).code).toBe(0)
   }, 60_000)
 
-  test('the start-up line gives the site and its docs at an address a person can open (localhost for 0.0.0.0)', async () => {
+  test('the start-up line gives the site and its docs at an address a person can open (localhost for 0.0.0.0), and the database file as an absolute path', async () => {
     for (const [host, shown] of [
       [undefined, 'localhost'],
       ['127.0.0.1', '127.0.0.1'],
@@ -341,7 +341,7 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       const server = await startServer(binary(), { env: host ? { HOST: host } : {} })
       const site = `http://${shown}:${server.port}`
       const line = (await server.waitForStdout((out) => out.includes('listening'))).split('\n').find((l) => l.includes('listening'))
-      expect(line).toContain(`listening url=${site}/ docs=${site}/swagger `)
+      expect(line).toContain(`listening url=${site}/ docs=${site}/swagger database=${join(server.dir, 'conduit.db')}`)
       expect((await server.stop()).code).toBe(0)
     }
   }, 60_000)
