@@ -137,6 +137,8 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     })
     expect(copied.code).toBe(0)
     expect(copied.stdout).toContain("every table's count matches")
+    // the summary writes counts as the progress lines do (1,000, not 1000)
+    expect(copied.stdout).toMatch(/^\w+ +\d{1,3}(,\d{3})+ -> +\d{1,3}(,\d{3})+$/m)
 
     const after = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...target.env } })
     try {

@@ -35,7 +35,7 @@ export const copyCommand: Command = {
     try {
       const t0 = performance.now()
       const report = await copyDatabase(db, store.bulk, (table, done, total) => {
-        const line = `copy: ${table} ${done.toLocaleString('en')} of ${total.toLocaleString('en')}`
+        const line = `copy: ${table} ${count(done)} of ${count(total)}`
         if (tty) process.stderr.write(`\r\x1b[K${line}`)
         else if (done === total && line !== last) console.error(line)
         last = line
@@ -44,7 +44,7 @@ export const copyCommand: Command = {
       const wrong = report.tables.filter((t) => t.source !== t.target)
       for (const t of report.tables) {
         console.log(
-          `${t.table.padEnd(14)} ${String(t.source).padStart(10)} -> ${String(t.target).padStart(10)}${t.source === t.target ? '' : '  MISMATCH'}`,
+          `${t.table.padEnd(14)} ${count(t.source).padStart(10)} -> ${count(t.target).padStart(10)}${t.source === t.target ? '' : '  MISMATCH'}`,
         )
       }
       if (wrong.length) throw new CliError(`copy: ${wrong.map((t) => t.table).join(', ')} differ after the copy; the target is not usable`)
@@ -59,3 +59,6 @@ export const copyCommand: Command = {
     }
   },
 }
+
+/** A count as the progress lines and the summary both write it: `1,000`. */
+const count = (n: number) => n.toLocaleString('en')
