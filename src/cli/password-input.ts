@@ -11,11 +11,25 @@ const MAX_BYTES = 2048
  * where every user of the machine sees it (ps, /proc) and the shell keeps it
  * in its history. One line; its line end (`\n` or `\r\n`) is not part of it.
  * From a terminal it is asked for with echo off (`stty -echo`, as passwd
- * does); where stty is missing, what is typed shows.
+ * does; where stty is missing, what is typed shows), and asked for again:
+ * a typing mistake nobody saw would set a password nobody knows.
  */
 export async function readPassword(name: string, prompt: string): Promise<string> {
-  const tty = process.stdin.isTTY === true
-  if (!tty) return oneLine(name, await read(name, false))
+  const reader = Bun.stdin.stream().getReader()
+  try {
+    const read = lines(name, reader)
+    if (process.stdin.isTTY !== true) return oneLine(name, await read(false))
+    const first = await typed(prompt, () => read(true))
+    if ((await typed('The same again: ', () => read(true))) !== first)
+      throw new UsageError(`${name}: the two passwords typed differ; nothing changed`)
+    return oneLine(name, first)
+  } finally {
+    reader.releaseLock()
+  }
+}
+
+/** A line typed at a terminal after `prompt`, with echo off. */
+async function typed(prompt: string, read: () => Promise<string>): Promise<string> {
   process.stderr.write(prompt)
   const echo = (on: boolean) => Bun.spawnSync(['stty', on ? 'echo' : '-echo'], { stdin: 'inherit', stdout: 'ignore', stderr: 'ignore' })
   // Ctrl-C while echo is off must not leave the terminal without it
@@ -27,7 +41,7 @@ export async function readPassword(name: string, prompt: string): Promise<string
   process.once('SIGINT', interrupted)
   echo(false)
   try {
-    return oneLine(name, await read(name, true))
+    return await read()
   } finally {
     echo(true)
     process.off('SIGINT', interrupted)
@@ -35,26 +49,33 @@ export async function readPassword(name: string, prompt: string): Promise<string
   }
 }
 
-/** Standard input up to its end, or (a terminal) its first line. */
-async function read(name: string, tty: boolean): Promise<string> {
-  const chunks: Uint8Array[] = []
+/**
+ * Standard input through one reader (a second reader of it would wait for ever): all of it up to
+ * its end, or (`line`, a terminal) up to the next line end, which is kept for oneLine to drop.
+ */
+function lines(name: string, reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }) {
+  let pending: Uint8Array = new Uint8Array()
   let size = 0
-  const reader = Bun.stdin.stream().getReader()
-  try {
+  return async (line: boolean): Promise<string> => {
     for (;;) {
+      const end = line ? pending.indexOf(10) : -1
+      if (end >= 0) {
+        const text = new TextDecoder().decode(pending.subarray(0, end + 1))
+        pending = pending.subarray(end + 1)
+        return text
+      }
       const { done, value } = await reader.read()
-      if (done) break
-      chunks.push(value)
+      if (done || value === undefined) {
+        const text = new TextDecoder().decode(pending)
+        pending = new Uint8Array()
+        return text
+      }
       size += value.length
       if (size > MAX_BYTES)
         throw new UsageError(`${name}: the password on standard input is longer than any password may be; nothing changed`)
-      if (tty && value.includes(10)) break
+      pending = Buffer.concat([pending, value])
     }
-  } finally {
-    reader.releaseLock()
   }
-  const text = new TextDecoder().decode(Buffer.concat(chunks))
-  return tty ? text.slice(0, text.indexOf('\n') + 1 || undefined) : text
 }
 
 function oneLine(name: string, text: string): string {

@@ -408,7 +408,7 @@ skipIf(why.sqliteOnly).describe('conduit admin against serve --workers 2 (SQLite
 describe('conduit admin users password from a terminal', () => {
   const script = Bun.which('script')
   skipIf(!script && 'util-linux script missing').test(
-    'asks without echo and reads one line (util-linux script gives it a terminal)',
+    'asks twice without echo, one line each (util-linux script gives it a terminal); two different lines change nothing',
     async () => {
       const dir = tempDir()
       const file = join(dir, 'tty.db')
@@ -416,12 +416,21 @@ describe('conduit admin users password from a terminal', () => {
       try {
         const user = await register(server.url)
         const command = `${binary()} admin users password ${user.username} --db ${file}`
-        // the typed line arrives after the prompt, as a person's would
-        const typed = `(sleep 1; printf 'typed at a terminal\\n') | ${script} -qec '${command}' /dev/null`
-        const r = await run(['sh', '-c', typed], { timeoutMs: 20_000 })
-        expect(r.stdout).toContain(`New password for ${user.username}: `)
-        expect(r.stdout).toContain(`changed the password of ${user.username}`)
-        expect(r.stdout).not.toContain('typed at a terminal')
+        // each typed line arrives after its prompt, as a person's would
+        const typing = (first: string, second: string) =>
+          run(['sh', '-c', `(sleep 1; printf '${first}\\n'; sleep 1; printf '${second}\\n') | ${script} -qec '${command}' /dev/null`], {
+            timeoutMs: 20_000,
+          })
+        const differ = await typing('typed at a terminal', 'typed at a terminai')
+        expect(differ.code).toBe(2)
+        expect(differ.stdout).toContain(`New password for ${user.username}: `)
+        expect(differ.stdout).toContain('The same again: ')
+        expect(differ.stdout).toContain('admin users password: the two passwords typed differ; nothing changed')
+        expect((await login(server.url, user, user.password)).status).toBe(200)
+        const same = await typing('typed at a terminal', 'typed at a terminal')
+        expect(same.code).toBe(0)
+        expect(same.stdout).toContain(`changed the password of ${user.username}`)
+        for (const r of [differ, same]) expect(r.stdout).not.toContain('typed at a termina')
         expect((await login(server.url, user, 'typed at a terminal')).status).toBe(200)
       } finally {
         await server.stop()
