@@ -4,7 +4,9 @@
  * Nothing else in the service reads process.env.
  */
 
+import { existsSync } from 'node:fs'
 import { totalmem } from 'node:os'
+import { dirname, resolve } from 'node:path'
 
 export type LogFormat = 'text' | 'json'
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
@@ -225,7 +227,11 @@ export function loadConfig(env: Env = process.env): Config {
     if (/\s/.test(s)) throw new ConfigError('METRICS_TOKEN must not contain spaces')
     c.metricsToken = s
   }
-  if ((s = v('TAIL_TRACE'))) c.tailTrace = s
+  if ((s = v('TAIL_TRACE'))) {
+    // written only at the stop: a directory that is not there would lose the whole run in silence
+    if (!existsSync(dirname(resolve(s)))) throw new ConfigError(`TAIL_TRACE: the directory of ${resolve(s)} does not exist`)
+    c.tailTrace = s
+  }
   if ((s = v('REQUEST_TIMEOUT_SECONDS'))) c.requestTimeoutSeconds = integer('REQUEST_TIMEOUT_SECONDS', s, 1, 255)
   return c
 }

@@ -186,6 +186,13 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       )
   })
 
+  test('refuses a TAIL_TRACE whose directory does not exist (the trace is written only at the stop)', () => {
+    expect(() => loadConfig({ TAIL_TRACE: '/no/such/dir/trace.json' })).toThrow(
+      'TAIL_TRACE: the directory of /no/such/dir/trace.json does not exist',
+    )
+    expect(loadConfig({ TAIL_TRACE: '/tmp/conduit.trace' }).tailTrace).toBe('/tmp/conduit.trace')
+  })
+
   test('reads CORS_ORIGINS=* (alone or in a list) as any origin', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*')
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example, *' }).corsOrigins).toBe('*')
