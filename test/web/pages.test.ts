@@ -218,6 +218,9 @@ describe('the web app over HTTP', () => {
         other: false,
       })
     }
+    // an empty one is no filter: the global feed
+    const empty = shown((await get(app, '/?tag=')).text)
+    expect({ dotted: empty.includes('Dotted'), other: empty.includes('Hello there') }).toEqual({ dotted: true, other: true })
   })
 
   test('signing in sends back where the reader was, but only to a page of this site', async () => {
