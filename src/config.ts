@@ -243,8 +243,8 @@ export function loadConfig(env: Env = process.env): Config {
  */
 function origin(entry: string): string {
   const url = URL.parse(entry)
-  const bare = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash
-  if (!bare || url.username || url.password || /[?#]/.test(entry))
+  // (a `?` or `#` with nothing after it leaves url.search and url.hash empty: the entry itself is checked)
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.username || url.password || /[?#]/.test(entry))
     throw new ConfigError(`CORS_ORIGINS: "${entry}" is not an origin (scheme://host or scheme://host:port, nothing after it)`)
   return url.origin
 }

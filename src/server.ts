@@ -100,7 +100,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   const url = `http://${config.host}:${server.port}`
   // where a person goes: the site and its API's documentation
   const site = serverOrigin(config.host, server.port ?? config.port)
-  logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, ...(worker ? { worker } : {}) })
+  logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, worker })
   // set by the operator, or by `conduit serve` for a host or container with little memory (src/cli/runtime.ts)
   if (first && (config.leanMemory || config.cacheMb !== defaults.cacheMb)) {
     logger.info('memory settings', {
@@ -123,8 +123,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         return stopping
       }
       stopping = (async () => {
-        const delaySeconds = config.shutdownDelayMs / 1000
-        logger.info('shutting down', { reason, ...(delaySeconds > 0 ? { delaySeconds } : {}), ...(worker ? { worker } : {}) })
+        // a field that is undefined (no delay; not a worker) is left out of the line
+        logger.info('shutting down', { reason, delaySeconds: config.shutdownDelayMs / 1000 || undefined, worker })
         // readiness answers 503 from now on; behind a load balancer, keep serving while it notices
         app!.drain()
         clearInterval(maintenance)
@@ -135,7 +135,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
             hurry = () => {
               hurry = undefined
               clearTimeout(timer)
-              logger.info('second signal: the delay is cut short', worker ? { worker } : {})
+              logger.info('second signal: the delay is cut short', { worker })
               done()
             }
           })
@@ -154,7 +154,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         await upkeep?.stop()
         await store.close()
         if (config.tailTrace) await trace.save(config.tailTrace)
-        logger.info('stopped', worker ? { worker } : {})
+        logger.info('stopped', { worker })
       })()
       return stopping
     },

@@ -35,7 +35,7 @@ export function homePage({ articles, tags }: Deps) {
   }
   return async (ctx: Ctx): Promise<Outcome> => {
     // `/?tag=` for the tags no path can carry (tagPath)
-    const tag = ctx.params.tag ?? (ctx.path === '/' ? ctx.query.get('tag') || undefined : undefined)
+    const tag = ctx.params.tag ?? (ctx.query.get('tag') || undefined)
     const following = tag === undefined && ctx.query.get('feed') === 'following'
     if (following && !ctx.viewer) return redirect('/login')
     const pageNo = pageNumber(ctx.query)
