@@ -10,4 +10,10 @@ export class DatabaseUnavailable extends Error {
   constructor(cause?: unknown) {
     super('database unavailable', { cause })
   }
+
+  /** What the database or the network said, for the log line: the operator's first clue. */
+  get reason(): string | undefined {
+    const c = this.cause
+    return c instanceof Error ? c.message : c === undefined ? undefined : String(c)
+  }
 }

@@ -113,7 +113,7 @@ export function requestEntry(d: Deps) {
         if (s) trace.slice(s, SLICE.resumed)
         return answered
       },
-      (e) => (e instanceof DatabaseUnavailable ? unavailable(request, e, label, t0) : framework(request, t0)),
+      (e) => (e instanceof DatabaseUnavailable ? failed(request, e, label, t0) : framework(request, t0)),
     )
   }
   const exit = d.exit
@@ -130,8 +130,8 @@ export function requestEntry(d: Deps) {
     const response = new Response(late ? lateBody(body) : body, { headers })
     return exit ? exit.done(request, response, label, t0) : response
   }
-  const unavailable = (request: Request, e: unknown, label: number, t0: number): Response => {
-    if (!(e instanceof DatabaseUnavailable)) throw e
+  /** An answer that could not be made: 503 when the database is away, else 500, with this request's headers. */
+  const failed = (request: Request, e: unknown, label: number, t0: number): Response => {
     const headers = { ...securityHeaders(pathOf(request.url)), ...cachedHeaders(request), [REQUEST_ID]: d.requestIds(request) }
     const response = errorAnswer(e, { headers, logger: d.logger, request })
     return exit ? exit.done(request, response, label, t0) : response
@@ -180,7 +180,7 @@ export function requestEntry(d: Deps) {
     try {
       synced = d.changes.sync()
     } catch (e) {
-      return unavailable(canonical, e, 0, t0)
+      return failed(canonical, e, 0, t0)
     }
     if (synced)
       return synced.then(
@@ -190,7 +190,7 @@ export function requestEntry(d: Deps) {
           if (s) trace.slice(s, SLICE.resumed)
           return answered
         },
-        (e) => unavailable(canonical, e, 0, t0),
+        (e) => failed(canonical, e, 0, t0),
       )
     return answer(canonical, t0)
   }

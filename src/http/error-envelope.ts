@@ -45,7 +45,7 @@ export function errorAnswer(
 ): Response {
   const http = asHttpError(error, o.code)
   const where = o.request ? { method: o.request.method, path: pathOf(o.request.url) } : {}
-  if (http === UNAVAILABLE) o.logger?.warn('database unavailable', where)
+  if (http === UNAVAILABLE) o.logger?.warn('database unavailable', { ...where, reason: (error as DatabaseUnavailable).reason })
   else if (http === INTERNAL) o.logger?.error('unhandled error', where, error)
   return envelope(http.status, http.errors, { ...o.headers, ...http.headers })
 }

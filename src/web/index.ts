@@ -198,7 +198,7 @@ export function webFeature(d: Deps) {
   function failed(request: Request, e: unknown, headers: Record<string, string>): Response {
     const where = { method: request.method, path: pathOf(request.url) }
     const unavailable = e instanceof DatabaseUnavailable
-    if (unavailable) d.logger.warn('database unavailable', where)
+    if (unavailable) d.logger.warn('database unavailable', { ...where, reason: e.reason })
     else d.logger.error('unhandled error', where, e)
     const message = unavailable ? 'The database is unavailable; try again shortly.' : 'Something went wrong on our side.'
     return respond(unavailable ? 503 : 500, `<!doctype html><html lang="en"><title>Conduit</title><p>${message}</p></html>`, {

@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { join } from 'node:path'
 import { migrations } from '../../src/db/postgres/migrate.ts'
-import { binaryDatabase } from '../support/backend.ts'
+import { binaryDatabase, TEST_DATABASE_URL } from '../support/backend.ts'
 import { tcpProxy } from '../support/tcp-proxy.ts'
 import { api, freePort, installBinary, register, runCli, startServer, tempDir, useBinary } from './support.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -217,6 +217,46 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       proxy.close()
     }
   }, 90_000)
+  test('a database that refuses connections (maintenance): 503 with CORS and Retry-After, the reason logged, then served again', async () => {
+    const db = await binaryDatabase()
+    const name = new URL(db.env.DATABASE_URL!).pathname.slice(1)
+    const origin = 'http://client.test'
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn', CORS_ORIGINS: origin, ...db.env },
+    })
+    const sql = new SQL({ url: TEST_DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      await sql.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`)
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name}`
+      for (const path of ['/api/tags', '/api/articles', '/api/user']) {
+        const res = await fetch(`${server.url}${path}`, { headers: { origin, authorization: `Token ${user.token}` } })
+        expect({ path, status: res.status, body: await res.json() }).toEqual({
+          path,
+          status: 503,
+          body: { errors: { database: ['is unavailable; try again shortly'] } },
+        })
+        expect([res.headers.get('access-control-allow-origin'), res.headers.get('retry-after')]).toEqual([origin, '2'])
+      }
+      expect((await fetch(`${server.url}/`, { headers: { accept: 'text/html' } })).status).toBe(503)
+      expect(server.stderr() + server.stdout()).toContain('is not currently accepting connections')
+      expect(server.stderr() + server.stdout()).not.toContain('unhandled error')
+
+      await sql.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)
+      let status = 0
+      const until = Date.now() + 15_000
+      while (Date.now() < until && status !== 200) {
+        status = (await api(server.url, 'GET', '/api/tags')).status
+        if (status !== 200) await Bun.sleep(200)
+      }
+      expect(status).toBe(200)
+    } finally {
+      await sql.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)
+      await sql.close()
+      await server.stop()
+    }
+  }, 60_000)
+
   test('while the database is not yet open, every answer is 503 "starting" with its request id and the CORS headers (Vary: Origin with an allow-list)', async () => {
     const db = await binaryDatabase()
     const url = new URL(db.env.DATABASE_URL!)
