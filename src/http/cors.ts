@@ -2,8 +2,20 @@ import type { Config } from '../config.ts'
 
 const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
 const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Origin, X-Request-Id'
-// a browser client may read the id it would quote in a bug report (see request-id.ts)
-const EXPOSE_HEADERS = 'X-Request-Id'
+// a browser client may read the id it would quote in a bug report (see request-id.ts), and how long to wait after a 429 or 503
+const EXPOSE_HEADERS = 'X-Request-Id, Retry-After'
+// a list of header names (RFC 9110 tokens), as a browser sends it in Access-Control-Request-Headers
+const HEADER_NAMES = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/
+
+/**
+ * The headers a preflight allows: those the browser asks for, when they are a list of names.
+ * Tracing and HTTP-client libraries add their own (traceparent, sentry-trace, Cache-Control), and
+ * a fixed list blocks the whole request; the API reads none of them, so allowing them costs nothing.
+ */
+function allowHeaders(request: Request): string {
+  const asked = request.headers.get('access-control-request-headers')
+  return asked && asked.length <= 2048 && HEADER_NAMES.test(asked) ? `${ALLOW_HEADERS}, ${asked}` : ALLOW_HEADERS
+}
 
 /**
  * CORS per the contract: any origin by default, or an allow-list. The headers
@@ -33,7 +45,7 @@ export function cors(origins: Config['corsOrigins']) {
           ...extra,
           ...this.headers(request),
           'access-control-allow-methods': ALLOW_METHODS,
-          'access-control-allow-headers': ALLOW_HEADERS,
+          'access-control-allow-headers': allowHeaders(request),
           'access-control-max-age': '86400',
         },
       })

@@ -80,6 +80,21 @@ describe('CORS', () => {
     for (const h of ['authorization', 'content-type', 'x-requested-with', 'x-request-id']) expect(headers).toContain(h)
   })
 
+  test("allows the headers a client's libraries add (traceparent, Cache-Control); a malformed list gets the fixed one", async () => {
+    const app = await testApp()
+    const preflight = (asked: string) =>
+      app.request('OPTIONS', '/api/articles', {
+        headers: { origin: ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': asked },
+      })
+    const allowed = headerList(
+      (await preflight('authorization,traceparent,sentry-trace,cache-control')).headers.get('access-control-allow-headers'),
+    )
+    for (const h of ['authorization', 'traceparent', 'sentry-trace', 'cache-control', 'x-request-id']) expect(allowed).toContain(h)
+    const fixed = headerList((await preflight('traceparent, not a: name')).headers.get('access-control-allow-headers'))
+    expect(fixed).not.toContain('traceparent')
+    expect(fixed).toContain('authorization')
+  })
+
   test('answers a preflight without touching the route: no 401 on an authenticated route', async () => {
     const app = await testApp()
     const res = await app.request('OPTIONS', '/api/user', { headers: { origin: ORIGIN, 'access-control-request-method': 'GET' } })
@@ -93,7 +108,7 @@ describe('CORS', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     // browser code may read the id of the request (a cached answer's headers are checked alike in test/http/dispatchers.test.ts)
-    expect(res.headers.get('access-control-expose-headers')).toBe('X-Request-Id')
+    expect(res.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After')
   })
 
   test('puts Access-Control-Allow-Origin on a 201', async () => {
@@ -136,7 +151,7 @@ describe('CORS', () => {
     expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN)
     const get = await app.request('GET', '/api/profiles/nobody', { headers: { origin: ORIGIN } })
     expect(get.headers.get('access-control-allow-origin')).toBe(ORIGIN)
-    expect(get.headers.get('access-control-expose-headers')).toBe('X-Request-Id')
+    expect(get.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After')
     const other = await app.request('GET', '/api/profiles/nobody', { headers: { origin: 'https://evil.example' } })
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()
