@@ -3,7 +3,7 @@ import type { PasswordHasher } from '../auth/password.ts'
 import type { LoginGuard, RegistrationGuard } from './throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
-import { LoginBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
+import { LoginBody, normalizeUpdateBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
 import type { UserReadSql, UserRow } from './store.ts'
 import type { UserWrites } from './writes.ts'
 import { usernameKey } from '../names.ts'
@@ -94,7 +94,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       path: '/user',
       auth: 'required',
       body: UpdateUserBody,
-      normalize: normalizeUserBody,
+      normalize: normalizeUpdateBody,
       ok: { status: 200, schema: UserResponse },
       errors: [400, 401, 409, 413, 422],
       summary: 'Update current user',

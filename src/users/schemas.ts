@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { NullableString } from '../http/schemas.ts'
+import { unprocessable } from '../errors.ts'
 import { requireObjectWrapper, text } from '../http/validation.ts'
 import { usernameProblem } from './username.ts'
 import { normalizeUsername } from '../names.ts'
@@ -26,14 +27,18 @@ export const RegisterBody = t.Object({
 export const LoginBody = t.Object({
   user: t.Object({ email: Email, password: t.String({ minLength: 1, maxLength: 1024, writeOnly: true }) }),
 })
+const UPDATABLE = ['email', 'username', 'password', 'bio', 'image'] as const
 export const UpdateUserBody = t.Object({
-  user: t.Object({
-    email: t.Optional(Email),
-    username: t.Optional(Username),
-    password: t.Optional(Password),
-    bio: t.Optional(Bio),
-    image: t.Optional(Image),
-  }),
+  user: t.Object(
+    {
+      email: t.Optional(Email),
+      username: t.Optional(Username),
+      password: t.Optional(Password),
+      bio: t.Optional(Bio),
+      image: t.Optional(Image),
+    },
+    { minProperties: 1, description: 'at least one of the fields (RealWorld 2.0)' },
+  ),
 })
 
 export const User = t.Object({
@@ -62,4 +67,11 @@ export function normalizeUserBody(body: unknown): void {
   for (const k of ['bio', 'image'] as const) {
     if (typeof u[k] === 'string' && (u[k] as string).trim() === '') u[k] = null
   }
+}
+
+/** An update names at least one field it knows (RealWorld 2.0); then as normalizeUserBody. */
+export function normalizeUpdateBody(body: unknown): void {
+  normalizeUserBody(body)
+  const u = (body as Loose | null)?.user
+  if (u && typeof u === 'object' && !UPDATABLE.some((k) => k in u)) throw unprocessable({ user: ['must have at least one field'] })
 }

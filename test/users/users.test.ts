@@ -525,13 +525,18 @@ describe('PUT /api/user', () => {
     expectJsonUser(res, { username: user.username, email: user.email, bio: 'second bio', image: 'http://example.com/a.jpg' })
   })
 
-  test('accepts an empty user object and changes nothing', async () => {
+  test('refuses an update that names no field it knows (RealWorld 2.0: at least one), and changes nothing', async () => {
     const app = await testApp()
     const user = await registerUser(app)
     await update(app, user.token, { bio: 'kept' })
-    const res = await update(app, user.token, {})
-    expect(res.status).toBe(200)
+    for (const body of [{}, { unknown: 'x' }]) {
+      const res = await update(app, user.token, body)
+      expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { errors: { user: ['must have at least one field'] } } })
+    }
+    const res = await app.request('GET', '/api/user', { token: user.token })
     expectJsonUser(res, { username: user.username, email: user.email, bio: 'kept', image: null })
+    // a field set to null is a field named: bio cleared
+    expect((await update(app, user.token, { bio: null })).body.user.bio).toBeNull()
   })
 
   test('stores a new email lower-cased and logs in with it', async () => {
