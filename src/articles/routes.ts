@@ -27,6 +27,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: on ? 'POST' : 'DELETE',
       path: '/articles/:slug/favorite',
+      operationId: on ? 'CreateArticleFavorite' : 'DeleteArticleFavorite',
       auth: 'required',
       params: SlugParams,
       ok: { status: 200, schema: ArticleResponse },
@@ -40,6 +41,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'GET',
       path: '/articles',
+      operationId: 'GetArticles',
       auth: 'optional',
       query: ListQuery,
       ok: { status: 200, schema: ArticleListResponse },
@@ -57,6 +59,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'GET',
       path: '/articles/feed',
+      operationId: 'GetArticlesFeed',
       auth: 'required',
       query: FeedQuery,
       ok: { status: 200, schema: ArticleListResponse },
@@ -71,6 +74,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'POST',
       path: '/articles',
+      operationId: 'CreateArticle',
       auth: 'required',
       body: NewArticleBody,
       normalize: normalizeArticleBody,
@@ -83,6 +87,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'GET',
       path: '/articles/:slug',
+      operationId: 'GetArticle',
       auth: 'optional',
       params: SlugParams,
       ok: { status: 200, schema: ArticleResponse },
@@ -97,6 +102,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'PUT',
       path: '/articles/:slug',
+      operationId: 'UpdateArticle',
       auth: 'required',
       params: SlugParams,
       body: UpdateArticleBody,
@@ -112,6 +118,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'DELETE',
       path: '/articles/:slug',
+      operationId: 'DeleteArticle',
       auth: 'required',
       params: SlugParams,
       ok: { status: 204, schema: null, description: 'Deleted, with its comments, favorites and tag links' },

@@ -19,6 +19,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'GET',
       path: '/articles/:slug/comments',
+      operationId: 'GetArticleComments',
       auth: 'optional',
       params: SlugParams,
       ok: { status: 200, schema: CommentListResponse },
@@ -33,6 +34,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'POST',
       path: '/articles/:slug/comments',
+      operationId: 'CreateArticleComment',
       auth: 'required',
       params: SlugParams,
       body: NewCommentBody,
@@ -48,6 +50,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'DELETE',
       path: '/articles/:slug/comments/:id',
+      operationId: 'DeleteArticleComment',
       auth: 'required',
       params: CommentParams,
       ok: { status: 204, schema: null, description: 'Deleted' },

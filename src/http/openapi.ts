@@ -77,7 +77,7 @@ export function openapiDocument(routes: readonly Route[], info: { title: string;
       tags: [r.tag],
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
-      operationId: operationId(r),
+      operationId: r.operationId,
       ...(params.length ? { parameters: params } : {}),
       ...(r.body ? { requestBody: { required: true, content: { [JSON_TYPE]: { schema: plain(r.body) } } } } : {}),
       responses,
@@ -103,13 +103,3 @@ export function openapiDocument(routes: readonly Route[], info: { title: string;
     },
   }
 }
-
-/** `getApiArticlesBySlug`: the method, then the path's words. */
-function operationId(r: Route): string {
-  const words = r.path
-    .split('/')
-    .filter(Boolean)
-    .map((s) => (s.startsWith(':') ? `By${cap(s.slice(1))}` : cap(s)))
-  return `${r.method.toLowerCase()}Api${words.join('')}`
-}
-const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)

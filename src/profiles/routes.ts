@@ -17,6 +17,7 @@ export function profileRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: follow ? 'POST' : 'DELETE',
       path: '/profiles/:username/follow',
+      operationId: follow ? 'FollowUserByUsername' : 'UnfollowUserByUsername',
       auth: 'required',
       params: UsernameParams,
       ok: { status: 200, schema: ProfileResponse },
@@ -34,6 +35,7 @@ export function profileRoutes({ writes, reads }: Deps): Route[] {
     route({
       method: 'GET',
       path: '/profiles/:username',
+      operationId: 'GetProfileByUsername',
       auth: 'optional',
       params: UsernameParams,
       ok: { status: 200, schema: ProfileResponse },

@@ -39,6 +39,7 @@ export function tagRoutes(build: () => Promise<Built<string>>): Route[] {
     route({
       method: 'GET',
       path: '/tags',
+      operationId: 'GetTags',
       auth: 'none',
       ok: { status: 200, schema: TagsResponse },
       errors: [],

@@ -34,6 +34,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
     route({
       method: 'POST',
       path: '/users',
+      operationId: 'CreateUser',
       auth: 'none',
       body: RegisterBody,
       normalize: normalizeUserBody,
@@ -53,6 +54,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
     route({
       method: 'POST',
       path: '/users/login',
+      operationId: 'Login',
       auth: 'none',
       body: LoginBody,
       normalize: normalizeUserBody,
@@ -78,6 +80,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
     route({
       method: 'GET',
       path: '/user',
+      operationId: 'GetCurrentUser',
       auth: 'required',
       ok: { status: 200, schema: UserResponse },
       errors: [401],
@@ -92,6 +95,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
     route({
       method: 'PUT',
       path: '/user',
+      operationId: 'UpdateCurrentUser',
       auth: 'required',
       body: UpdateUserBody,
       normalize: normalizeUpdateBody,

@@ -145,6 +145,8 @@ function differences(op: Json, ref: Json, ours: Json, refDoc: Json, ourDoc: Json
     }
   }
   const success = (o: Json) => Object.keys(o.responses).find((s) => s.startsWith('2'))!
+  // a client generated from either document calls the same methods
+  if (ref.operationId !== ours.operationId) out.push(`${op.name} operationId: reference ${ref.operationId}, ours ${ours.operationId}`)
   const [rs, os] = [success(ref), success(ours)]
   if (rs !== os) out.push(`${op.name} success: reference ${rs}, ours ${os}`)
   const body = (d: Json, o: Json, s: string) => {

@@ -14,6 +14,7 @@ const read = { cached: () => undefined, build: async () => ({ value: '{}', deps:
 const numbered = route({
   method: 'GET',
   path: '/things/:n',
+  operationId: 'GetThing',
   auth: 'none',
   params: t.Object({ n: t.String({ pattern: '^[0-9]+$' }) }),
   ok: { status: 200, schema: t.Object({}) },
@@ -25,6 +26,7 @@ const numbered = route({
 const open = route({
   method: 'GET',
   path: '/tags',
+  operationId: 'GetTags',
   auth: 'none',
   ok: { status: 200, schema: t.Object({}) },
   errors: [],
