@@ -10,7 +10,9 @@ const Body = text('article-body', 1, 100_000, {
   notBlank: true,
   description: 'Markdown, stored exactly as sent; 1-100,000 characters, not blank',
 })
-const TagList = t.Array(text('tag', 1, 40), {
+// a tag is a one-line label; U+001F also separates the tags SQLite's reads hand back (articleColumns)
+const controls = (v: string) => (/\p{Cc}/u.test(v) ? 'must not contain control characters' : undefined)
+const TagList = t.Array(text('tag', 1, 40, { problem: controls }), {
   maxItems: 20,
   description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters',
 })

@@ -99,6 +99,23 @@ describe('POST /api/articles', () => {
     expect(read.body.article.body).toBe(body)
   })
 
+  test('refuses a tag with a control character (U+001F, a tab inside), on create and update; changes nothing', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    const refused = { errors: { tagList: ['must not contain control characters'] } }
+    for (const tag of ['a\u001fb', 'x\u001f', 'tab\tinside', 'del\u007f', 'c1\u0085']) {
+      const res = await post(app, jake.token, { ...valid, tagList: ['solo', tag] })
+      expect({ tag, status: res.status, body: res.body }).toEqual({ tag, status: 422, body: refused })
+    }
+    expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(0)
+    const made = await post(app, jake.token, { ...valid, tagList: ['solo', ' padded\t'] })
+    expect(made.body.article.tagList).toEqual(['padded', 'solo'])
+    const slug = made.body.article.slug
+    const update = await app.request('PUT', `/api/articles/${slug}`, { token: jake.token, body: { article: { tagList: ['a\u001fb'] } } })
+    expect({ status: update.status, body: update.body }).toEqual({ status: 422, body: refused })
+    expect((await app.request('GET', `/api/articles/${slug}`)).body.article.tagList).toEqual(['padded', 'solo'])
+  })
+
   test('refuses U+0000 in any stored text with a 422 naming the field, on every backend', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
