@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from '../../src/cli/command.ts'
 import { usageOf } from '../../src/cli/help.ts'
@@ -187,6 +187,15 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     }
     expect(readdirSync(cwd)).toEqual([])
   }, 60_000)
+
+  test('SINGLE_INSTANCE=true with --workers 2: 2, before anything is opened', async () => {
+    const cwd = tempDir()
+    const r = await mistake(['serve', '--host', '127.0.0.1', '--port', '0', '--db', join(cwd, 'c.db'), '--workers', '2'], {
+      SINGLE_INSTANCE: 'true',
+    })
+    expect(r).toEqual({ code: 2, line: 'conduit: SINGLE_INSTANCE=true means one process, and --workers 2 runs 2: leave it unset' })
+    expect(existsSync(join(cwd, 'c.db'))).toBe(false)
+  }, 30_000)
 
   test('a port in use: 1, and no database file made, with workers or without', async () => {
     const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })

@@ -1,5 +1,5 @@
 import { supervise, WORKER_ENV } from '../../cluster.ts'
-import type { Config } from '../../config.ts'
+import { type Config, ConfigError } from '../../config.ts'
 import { createLogger } from '../../log.ts'
 import { serve } from '../../server.ts'
 import type { Command } from '../command.ts'
@@ -9,8 +9,16 @@ export const serveCommand: Command = {
   usage: '[--port N] [--host ADDR] [--db FILE|URL] [--workers N]',
   summary: ['serve the site and the API (the default command)'],
   args: 0,
-  run: ({ config }) =>
-    config.workers > 1 && !process.env[WORKER_ENV] ? supervise(config, createLogger(config.logFormat, config.logLevel)) : runServer(config),
+  run: ({ config }) => {
+    // it skips reading what other processes changed: with workers, their caches would go stale
+    if (config.workers > 1 && config.singleInstance)
+      throw new ConfigError(
+        `SINGLE_INSTANCE=true means one process, and --workers ${config.workers} runs ${config.workers}: leave it unset`,
+      )
+    return config.workers > 1 && !process.env[WORKER_ENV]
+      ? supervise(config, createLogger(config.logFormat, config.logLevel))
+      : runServer(config)
+  },
 }
 
 async function runServer(config: Config): Promise<number> {
