@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, readFileSync } from 'node:fs'
 import { listeningPids } from '../../bench/proc.ts'
 import { binaryDatabase, onPostgres } from '../support/backend.ts'
 import { type RoundRobin, roundRobin } from '../support/round-robin.ts'
@@ -528,6 +529,36 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }
   }, 20_000)
+
+  test('the supervisor killed outright (SIGKILL): its workers stop by themselves and free the port', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...db.env },
+      args: ['serve', '--workers', '2'],
+    })
+    let workers: number[] = []
+    try {
+      for (let i = 0; i < 50 && workers.length < 2; i++) {
+        workers = await children(server.proc.pid)
+        if (workers.length < 2) await Bun.sleep(100)
+      }
+      expect(workers).toHaveLength(2)
+      await register(server.url)
+      server.proc.kill('SIGKILL')
+      const port = Number(new URL(server.url).port)
+      let left = workers
+      for (let i = 0; i < 100 && left.length; i++) {
+        left = workers.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '))
+        if (left.length) await Bun.sleep(100)
+      }
+      expect(left).toEqual([])
+      expect(listeningPids(port, workers)).toEqual([])
+      expect(server.stdout() + server.stderr()).toContain('supervisor gone; stopping')
+    } finally {
+      for (const pid of workers) if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL')
+      await server.stop()
+    }
+  }, 60_000)
 
   test('serve --workers 2: a delay longer than grace + 3 s (the old hard deadline) is served to its end; no worker is killed', async () => {
     const db = await binaryDatabase()

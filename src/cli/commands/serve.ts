@@ -37,5 +37,17 @@ async function runServer(config: Config): Promise<number> {
   // a terminal's Ctrl-C reaches the whole process group, and would count twice in a worker
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', process.env[WORKER_ENV] ? () => {} : () => stop('SIGINT'))
+  if (process.env[WORKER_ENV]) {
+    // a supervisor killed outright (SIGKILL, a crash) sends no signal: its workers would go on
+    // holding the port. Reparented, a worker stops as if told to.
+    const supervisor = process.ppid
+    const watch = setInterval(() => {
+      if (process.ppid === supervisor) return
+      clearInterval(watch)
+      logger.warn('supervisor gone; stopping', { supervisor })
+      stop('supervisor gone')
+    }, 1000)
+    watch.unref()
+  }
   return new Promise<number>(() => {}) // serves until a signal
 }
