@@ -31,7 +31,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       auth: 'required',
       params: SlugParams,
       ok: { status: 200, schema: ArticleResponse },
-      errors: [401, 404],
+      errors: [400, 401, 404, 413],
       summary,
       tag: 'Favorites',
       handle: async ({ params, viewer }) => reply(writtenJson(await writes.setFavorite(viewer, params.slug, on))),
@@ -122,7 +122,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       auth: 'required',
       params: SlugParams,
       ok: { status: 204, schema: null, description: 'Deleted, with its comments, favorites and tag links' },
-      errors: [401, 403, 404],
+      errors: [400, 401, 403, 404, 413],
       summary: 'Delete an article (author only)',
       tag,
       handle: async ({ params, viewer }) => {

@@ -12,7 +12,8 @@ const Body = text('article-body', 1, 100_000, {
 })
 // a tag is a one-line label; U+001F also separates the tags SQLite's reads hand back (articleColumns)
 const controls = (v: string) => (/\p{Cc}/u.test(v) ? 'must not contain control characters' : undefined)
-const TagList = t.Array(text('tag', 1, 40, { problem: controls }), {
+// 0, not 1: a blank tag is dropped before validation, not refused
+const TagList = t.Array(text('tag', 0, 40, { problem: controls }), {
   maxItems: 20,
   description: 'each tag trimmed, blank ones dropped, duplicates removed; at most 20 of 1-40 characters',
 })

@@ -54,7 +54,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
       auth: 'required',
       params: CommentParams,
       ok: { status: 204, schema: null, description: 'Deleted' },
-      errors: [401, 403, 404],
+      errors: [400, 401, 403, 404, 413],
       summary: 'Delete a comment (its author or the article author)',
       description: 'A comment id that belongs to another article answers 404.',
       tag,

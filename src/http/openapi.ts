@@ -64,11 +64,13 @@ export function openapiDocument(routes: readonly Route[], info: { title: string;
         ...(r.ok.schema ? { content: { [JSON_TYPE]: { schema: plain(r.ok.schema) } } } : {}),
       },
     }
-    for (const status of r.errors) {
+    // every route reads or writes the database: each may answer 503 while it cannot be reached
+    for (const status of [...r.errors, 503 as const]) {
       const { description, example } = ERROR_RESPONSES[status]
+      const errors = r.errorExamples?.[status] ?? example
       responses[status] = {
         description,
-        content: { [JSON_TYPE]: { schema: { $ref: '#/components/schemas/GenericErrorModel' }, example: { errors: example } } },
+        content: { [JSON_TYPE]: { schema: { $ref: '#/components/schemas/GenericErrorModel' }, example: { errors } } },
       }
     }
     const params = [...parameters('path', r.params), ...parameters('query', r.query)]

@@ -62,6 +62,8 @@ export interface RouteSpec<A extends Auth, PS extends TObject | undefined, QS ex
   /** the success status and its body schema (null: no body) */
   ok: { status: number; schema: TSchema | null; description?: string }
   errors: readonly ErrorStatus[]
+  /** the OpenAPI example of an error where this route words it its own way (openapi.ts has the usual ones) */
+  errorExamples?: Partial<Record<ErrorStatus, Record<string, string[]>>>
   /** the operation's name in the OpenAPI document: RealWorld's own, so clients generated from either document match */
   operationId: string
   summary: string

@@ -1,6 +1,6 @@
 import type { Tokens } from '../http/auth.ts'
 import type { PasswordHasher } from '../auth/password.ts'
-import type { LoginGuard, RegistrationGuard } from './throttle.ts'
+import { type LoginGuard, REGISTRATION_REFUSED, type RegistrationGuard } from './throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUpdateBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
@@ -40,6 +40,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       normalize: normalizeUserBody,
       ok: { status: 201, schema: UserResponse },
       errors: [400, 409, 413, 422, 429],
+      errorExamples: { 429: { registration: [REGISTRATION_REFUSED] } },
       summary: 'Register',
       description: 'Registrations are throttled per client address (429 with Retry-After).',
       tag,

@@ -17,7 +17,7 @@ export const Email = text('email', 1, 254, {
 export const Password = { ...text('password', 8, 256, { allowNul: true }), writeOnly: true }
 export const Bio = t.Union([text('bio', 0, 4000), t.Null()], { description: 'at most 4,000 characters; `null` or "" clears it' })
 // Any text, as RealWorld 2.0 has it (its e2e suite stores `javascript:` ones): pages show only http(s) images.
-export const Image = t.Union([text('image', 1, 2048), t.Null()], {
+export const Image = t.Union([text('image', 0, 2048), t.Null()], {
   description: 'the picture, a URL as the client gives it; at most 2,048 characters; `null` or "" clears it',
 })
 

@@ -44,6 +44,7 @@ const refuse = (key: string, message: string, resetAt: number, now: number) => {
   return new HttpError(429, { [key]: [message] }, { 'retry-after': String(retryAfter) })
 }
 const LOGIN = 'too many failed attempts; try again later'
+export const REGISTRATION_REFUSED = 'too many attempts from this address; try again later'
 
 /** A throttle's figures, for /metrics. */
 export interface ThrottleStats {
@@ -115,7 +116,7 @@ export function registrationThrottle(
       const [w] = await store.hit([digest('register', address)], windowMs, t)
       if (w!.hits > settings.perAddress) {
         stats.refused++
-        throw refuse('registration', 'too many attempts from this address; try again later', w!.resetAt, t)
+        throw refuse('registration', REGISTRATION_REFUSED, w!.resetAt, t)
       }
     },
   }

@@ -77,6 +77,16 @@ describe('the served OpenAPI document', () => {
     expect(() => ajv.compile({ type: 'array', itemsName: 'values' })).toThrow()
   })
 
+  test("each 429 example is its route's own message; every operation lists 503", async () => {
+    const doc = await served()
+    const example = (path: string) => doc.paths[path].post.responses['429'].content['application/json'].example.errors
+    expect(example('/api/users')).toEqual({ registration: ['too many attempts from this address; try again later'] })
+    expect(example('/api/users/login')).toEqual({ login: ['too many failed attempts; try again later'] })
+    for (const [path, methods] of Object.entries(doc.paths as Json))
+      for (const [method, op] of Object.entries(methods as Json))
+        expect({ path, method, has: '503' in op.responses }).toEqual({ path, method, has: true })
+  })
+
   test('counts and ids are integers, never string-or-integer', async () => {
     const doc = await served()
     const article = doc.paths['/api/articles/{slug}'].get.responses['200'].content['application/json'].schema.properties.article
@@ -200,8 +210,10 @@ const DECIDED: { differences: RegExp; passage: string }[] = [
   { differences: /^(GET|DELETE|POST) \S+ status 422: reference yes, ours no$/, passage: 'lists `422` on every operation' },
   // duplicate titles get distinct slugs (the reference's own rule), so creating an article never conflicts
   { differences: /^POST \/api\/articles status 409: reference yes, ours no$/, passage: 'never answers `409` to a new article' },
-  { differences: /^(POST|PUT) \S+ status 400: reference no, ours yes$/, passage: '| `400` | the body is not valid JSON' },
-  { differences: /^(POST|PUT) \S+ status 413: reference no, ours yes$/, passage: '| `413` | the body is larger than the limit' },
+  // routes without a body still read one when it is sent (an empty one is accepted)
+  { differences: /^(POST|PUT|DELETE) \S+ status 400: reference no, ours yes$/, passage: '| `400` | the body is not valid JSON' },
+  { differences: /^(POST|PUT|DELETE) \S+ status 413: reference no, ours yes$/, passage: '| `413` | the body is larger than the limit' },
+  { differences: /^\S+ \S+ status 503: reference no, ours yes$/, passage: '| `503` | the database cannot be reached right now' },
   { differences: /^POST \/api\/users(\/login)? status 429: reference no, ours yes$/, passage: 'further ones answer `429`' },
   { differences: /^POST \/api\/users\/login status 403: reference no, ours yes$/, passage: '`{"errors": {"account": ["is locked"]}}`' },
   {

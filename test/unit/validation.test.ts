@@ -153,14 +153,15 @@ skipIf(why.sqlitePass).describe('the username and email formats', () => {
     },
   )
 
-  test.each(['http://example.com', 'https://example.com/a.png?x=1#y', 'javascript:alert(1)', 'example.com', null])(
+  // "" as the schema describes what a client may send: normalisation makes it null (clears the image)
+  test.each(['http://example.com', 'https://example.com/a.png?x=1#y', 'javascript:alert(1)', 'example.com', null, ''])(
     'accept the image %p',
     (image) => {
       expect(Value.Check(Image, image)).toBe(true)
     },
   )
 
-  test.each(['', 'x'.repeat(2049), 'a\u0000b', 5])('reject the image %p', (image) => {
+  test.each(['x'.repeat(2049), 'a\u0000b', 5])('reject the image %p', (image) => {
     expect(Value.Check(Image, image)).toBe(false)
   })
 })
