@@ -191,6 +191,25 @@ skipIf(why.sqlitePass).describe('Swagger UI at /swagger', () => {
     }
   }, 30_000)
 
+  test('its assets go gzipped to a client that takes gzip, the same bytes once unzipped; as they are to others', async () => {
+    for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css']) {
+      const url = `${server.url}/swagger/assets/${file}`
+      const get = (encoding: string) =>
+        fetch(url, { headers: { 'accept-encoding': encoding }, decompress: false, signal: AbortSignal.timeout(10_000) })
+      const plain = await get('identity')
+      const plainBytes = new Uint8Array(await plain.arrayBuffer())
+      expect([plain.headers.get('content-encoding'), plain.headers.get('vary')]).toEqual([null, 'Accept-Encoding'])
+      for (const encoding of ['gzip, deflate, br', 'br;q=1, gzip;q=0.5']) {
+        const zipped = await get(encoding)
+        expect({ file, encoding, got: zipped.headers.get('content-encoding') }).toEqual({ file, encoding, got: 'gzip' })
+        const bytes = new Uint8Array(await zipped.arrayBuffer())
+        expect(bytes.byteLength).toBeLessThan(plainBytes.byteLength / 2)
+        expect(Bun.gunzipSync(bytes)).toEqual(plainBytes)
+      }
+      expect((await get('gzip;q=0')).headers.get('content-encoding')).toBeNull()
+    }
+  }, 30_000)
+
   test.each(['/swagger', '/swagger/'])('%s: the spec URL of the page resolves to the OpenAPI document', async (path) => {
     const page = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(10_000) })
     const html = await page.text()
