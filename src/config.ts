@@ -285,6 +285,8 @@ export function redactUrl(url: string): string {
   try {
     const u = new URL(url)
     if (u.password) u.password = '***'
+    // libpq's form, which Bun's client takes too: ?password=...
+    for (const k of [...u.searchParams.keys()]) if (/password/i.test(k)) u.searchParams.set(k, '***')
     return u.toString()
   } catch {
     return 'postgres://(unparsable URL)'

@@ -68,6 +68,22 @@ skipIf(why.postgresOnly).describe('PostgreSQL refusing the first start: one line
     }
   }, 60_000)
 
+  test('a password given in the query (?password=, libpq form) is never shown, in an error or a message naming the database', async () => {
+    const name = unique('conduit_qpass')
+    const url = shared({ database: name, params: { password: SECRET } })
+    failure(await migrate(url))
+    await admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
+    try {
+      expect((await migrate(url)).code).toBe(0)
+      // backup names the database it was pointed at
+      const said = await runCli(binary(), ['backup', 'out.db', '--db', url], { timeoutMs: 20_000 })
+      expect(said.stdout + said.stderr).toContain('password=***')
+      expect(said.stdout + said.stderr).not.toContain(SECRET)
+    } finally {
+      await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    }
+  }, 60_000)
+
   test('a role that does not exist: names it, and the CREATE ROLE (or createuser) to run', async () => {
     const role = unique('conduit_nobody')
     const line = failure(await migrate(shared({ user: role, password: SECRET })))

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { ConfigError, defaults, environment, integer, loadConfig } from '../../src/config.ts'
+import { ConfigError, defaults, environment, integer, loadConfig, redactUrl } from '../../src/config.ts'
 import { skipIf, why } from '../support/skip.ts'
 
 const SECRET_32 = 's'.repeat(32)
@@ -277,5 +277,16 @@ skipIf(why.sqlitePass).describe('integer', () => {
 
   test('throws ConfigError', () => {
     expect(() => integer('X', 'nope', 0, 1)).toThrow(ConfigError)
+  })
+})
+
+skipIf(why.sqlitePass).describe('redactUrl', () => {
+  test('hides a password in the user part and in the query (libpq form), and nothing else', () => {
+    expect(redactUrl('postgres://ann:s3cret@db:5432/conduit')).toBe('postgres://ann:***@db:5432/conduit')
+    expect(redactUrl('postgres://ann@db/conduit?password=s3cret&sslmode=require')).toBe(
+      'postgres://ann@db/conduit?password=***&sslmode=require',
+    )
+    expect(redactUrl('postgres://ann@db/conduit?sslpassword=k3y&PASSWORD=x')).toBe('postgres://ann@db/conduit?sslpassword=***&PASSWORD=***')
+    expect(redactUrl('postgres://ann@db/conduit?sslmode=require')).toBe('postgres://ann@db/conduit?sslmode=require')
   })
 })
