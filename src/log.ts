@@ -28,7 +28,8 @@ export function createLogger(format: LogFormat, level: LogLevel, write: (line: s
         .filter(([, v]) => v !== undefined)
         .map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : v}`)
         .join(' ')
-      write(`${new Date().toISOString()} ${lvl.toUpperCase()} ${message}${kv ? ` ${kv}` : ''}${err ? `\n${err}` : ''}`)
+      // the stack too stays on the line (escaped): journald and line-based collectors take a line as an event
+      write(`${new Date().toISOString()} ${lvl.toUpperCase()} ${message}${kv ? ` ${kv}` : ''}${err ? ` error=${JSON.stringify(err)}` : ''}`)
     }
   }
   return {

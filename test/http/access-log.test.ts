@@ -41,3 +41,14 @@ describe('the access log', () => {
     expect(lines).toEqual([])
   })
 })
+
+describe('the text format', () => {
+  test('an error and its stack stay on the one line of their event', () => {
+    const lines: string[] = []
+    const logger = createLogger('text', 'info', (l) => lines.push(l))
+    logger.error('unhandled error', { method: 'GET', path: '/api/tags' }, new Error('boom'))
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).not.toContain('\n')
+    expect(lines[0]).toMatch(/ ERROR unhandled error method=GET path=\/api\/tags error="Error: boom\\n {4}at /)
+  })
+})
