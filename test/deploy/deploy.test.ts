@@ -141,12 +141,25 @@ skipIf(!haproxy && 'haproxy missing').describe('HAProxy with deploy/haproxy.cfg 
     await Bun.sleep(300)
     stop = true
     await load
-    lb.kill('SIGTERM')
     expect(failures).toEqual([])
     expect(acknowledged.length).toBeGreaterThan(10)
     // every acknowledged article is there
     const all = await api(servers[0]!.url, 'GET', `/api/articles?author=${user.username}&limit=100`)
     expect(all.body.articlesCount).toBe(acknowledged.length)
     for (const s of servers) await s.stop()
+
+    // no instance left: HAProxy's own 503 is the API's envelope, with Retry-After
+    let down: Response | undefined
+    for (let i = 0; i < 50 && down?.status !== 503; i++) {
+      down = await fetch(`${base}/api/tags`)
+      if (down.status !== 503) await Bun.sleep(100)
+    }
+    lb.kill('SIGTERM')
+    expect([down?.status, down?.headers.get('content-type'), down?.headers.get('retry-after')]).toEqual([
+      503,
+      'application/json; charset=utf-8',
+      '2',
+    ])
+    expect(await down?.json()).toEqual({ errors: { service: ['is unavailable; try again shortly'] } })
   }, 90_000)
 })
