@@ -143,12 +143,12 @@ export class ServiceMetrics {
     const own = this.families()
     if (this.peers === undefined) return render([own])
     const peers = await this.peers()
-    const base = `worker="${labelValue(this.worker ?? '')}"`
+    // no worker label: the figure is the scrape's, and one labelled by whichever worker answered would flap between series
     const gathered = family(
       'conduit_metrics_workers_missing',
       'gauge',
       'Workers whose figures are missing from this scrape: they did not answer in time (NaN: the supervisor did not).',
-      base,
+      '',
       [['', peers.missing]],
     )
     return render([[...own, gathered], ...peers.families])
