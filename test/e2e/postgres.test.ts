@@ -326,8 +326,15 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
     url.host = `127.0.0.1:${proxy.port}`
     const server = await startServer(binary(), {
-      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString(), DATABASE_TIMEOUT_SECONDS: '1' },
+      env: {
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'error',
+        DATABASE_URL: url.toString(),
+        DATABASE_TIMEOUT_SECONDS: '1',
+        METRICS_TOKEN: 'm'.repeat(32),
+      },
     })
+    const metrics = () => fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${'m'.repeat(32)}` } }).then((r) => r.text())
     try {
       const user = await register(server.url)
       expect((await api(server.url, 'GET', '/api/articles', { token: user.token })).status).toBe(200)
@@ -348,6 +355,18 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       }
       expect((await api(server.url, 'GET', '/ready', { timeoutMs: 15_000 })).status).toBe(503)
       expect((await api(server.url, 'GET', '/health')).status).toBe(200)
+
+      // requests arriving while one change-log read hangs wait for it, and fail with it: one more
+      // timeout in all, not one each after the other (which made a request wait twice the deadline)
+      const timeouts = async () => Number(/^conduit_db_errors_total\{reason="timeout"\} (\d+)$/m.exec(await metrics())?.[1] ?? 0)
+      const before = await timeouts()
+      const first = api(server.url, 'GET', '/api/articles?limit=8', { token: user.token, timeoutMs: 15_000 })
+      await Bun.sleep(300)
+      const later = await Promise.all(
+        [9, 10, 11].map((n) => api(server.url, 'GET', `/api/articles?limit=${n}`, { token: user.token, timeoutMs: 15_000 })),
+      )
+      expect([(await first).status, ...later.map((r) => r.status)]).toEqual([503, 503, 503, 503])
+      expect((await timeouts()) - before).toBe(1)
 
       proxy.up()
       let status = 0

@@ -148,15 +148,16 @@ export class PgChanges implements ChangeFeed {
   sync(): void | Promise<void> {
     if (this.local) return this.glance()
     if (this.running === null) return this.start()
-    // the running read started before this request arrived: wait for the next one
+    // the running read started before this request arrived: wait for the next one. If it fails,
+    // the database is away for this request too: it answers 503 now, not after a read of its own
     this.queued ??= this.running.then(
       () => {
         this.queued = null
         return this.running ?? this.start()
       },
-      () => {
+      (e) => {
         this.queued = null
-        return this.running ?? this.start()
+        throw e
       },
     )
     return this.queued
