@@ -27,7 +27,7 @@ export function flat<T extends string>(s: T): T {
 }
 
 /** Characters of a string, bytes of a byte array, a fixed estimate otherwise. */
-export const sizeOf = (v: unknown): number => (typeof v === 'string' ? v.length * 2 : v instanceof Uint8Array ? v.byteLength : 64)
+const sizeOf = (v: unknown): number => (typeof v === 'string' ? v.length * 2 : v instanceof Uint8Array ? v.byteLength : 64)
 
 /**
  * A bounded map of built values, each valid while its dependencies are

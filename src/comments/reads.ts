@@ -20,7 +20,7 @@ const COMMENTS = '{"comments":['
 const END = ']}'
 
 /** A comment up to its author: `{"id":…,"createdAt":…,"updatedAt":…,"body":…,"author":` */
-export const commentHead = (c: CommentRow): string =>
+const commentHead = (c: CommentRow): string =>
   flat(`{"id":${c.id},"createdAt":${iso(c.created_at)},"updatedAt":${iso(c.updated_at)},"body":${s(c.body)},"author":`)
 
 /** A comment as the contract's JSON, seen by a viewer who follows its author or not. */

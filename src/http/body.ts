@@ -84,7 +84,7 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
 }
 
 /** Whether brackets nest at most `max` deep (outside strings). Invalid JSON is left to JSON.parse. */
-export function withinDepth(text: string, max: number): boolean {
+function withinDepth(text: string, max: number): boolean {
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {

@@ -4,7 +4,7 @@ import type { ErrorStatus, Route } from './route.ts'
 import { ErrorBody } from './schemas.ts'
 
 /** What each error status means wherever a route may answer it, with an example body (as RealWorld 2.0's document gives). */
-export const ERROR_RESPONSES: Record<ErrorStatus, { description: string; example: Record<string, string[]> }> = {
+const ERROR_RESPONSES: Record<ErrorStatus, { description: string; example: Record<string, string[]> }> = {
   400: { description: 'The body is not valid JSON', example: { body: ['is not valid JSON'] } },
   401: { description: 'Token missing, malformed, expired or revoked', example: { token: ['is missing'] } },
   403: { description: 'Forbidden. The error key names the resource (article, comment)', example: { article: ['forbidden'] } },

@@ -10,12 +10,6 @@ export function rawJson(json: string | Uint8Array, set: { headers: unknown; stat
   return new Response(json, { status, headers })
 }
 
-/** 204 with an empty body. */
-export function noContent(set: { headers: unknown; status?: unknown }): Response {
-  set.status = 204
-  return new Response(null, { status: 204, headers: set.headers as Record<string, string> })
-}
-
 /** The body bytes that still fit uWS's cork buffer (16 KiB) beside a page's or an answer's headers. */
 const CORK_ROOM = 14 * 1024
 

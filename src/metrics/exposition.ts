@@ -21,7 +21,7 @@ export interface Family {
 export const labelValue = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')
 
 /** A number as the format writes it (`NaN`, `+Inf`, `-Inf` included). */
-export function formatValue(v: number): string {
+function formatValue(v: number): string {
   if (Number.isNaN(v)) return 'NaN'
   if (v === Number.POSITIVE_INFINITY) return '+Inf'
   if (v === Number.NEGATIVE_INFINITY) return '-Inf'

@@ -32,7 +32,7 @@ export function tagsJson(tags: TagReadSql, versions: Versions): () => Promise<Bu
   }
 }
 
-export const TagsResponse = t.Object({ tags: t.Array(t.String(), { description: 'tags in use, most used first' }) })
+const TagsResponse = t.Object({ tags: t.Array(t.String(), { description: 'tags in use, most used first' }) })
 
 export function tagRoutes(build: () => Promise<Built<string>>): Route[] {
   return [

@@ -66,7 +66,7 @@ function scriptOf(ch: string): string | undefined {
 }
 
 /** The scripts of a name's letters and digits (Common and Inherited ones left out). */
-export function scriptsOf(name: string): Set<string> {
+function scriptsOf(name: string): Set<string> {
   const out = new Set<string>()
   for (const ch of name) {
     const s = scriptOf(ch)

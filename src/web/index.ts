@@ -208,8 +208,6 @@ export function webFeature(d: Deps) {
   }
 
   return {
-    /** Whether the web app answers this path (a page, or one of its files), and for which metrics label. */
-    owns: (path: string): boolean => path.startsWith(ASSETS_PREFIX) || router.has(path),
     /** A page's answer (its faults thrown, for `failed`). */
     handle: answer,
     failed,
@@ -219,4 +217,3 @@ export function webFeature(d: Deps) {
     templates: [...router.templates, `${ASSETS_PREFIX}:file`, 'page not found'],
   }
 }
-export type Web = ReturnType<typeof webFeature>
