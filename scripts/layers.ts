@@ -79,6 +79,15 @@ function filesUnder(dir: string): string[] {
   return out
 }
 
+/**
+ * A file's code: comments removed; strings, templates and regular expressions kept whole, so that
+ * a `//` or `/*` inside one ('http://x', `${major}/*`) neither hides the code after it nor is taken
+ * for a comment. A `/` after an operator or an opening bracket starts a regular expression.
+ */
+const TOKENS =
+  /('(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`|(?<=[(,=:[!&|?{};]\s*)\/(?![*/])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n[])+\/[dgimsuyv]*)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g
+const codeOf = (text: string): string => text.replace(TOKENS, (_, kept?: string) => kept ?? '')
+
 /** Every violation of the layers and rules in `src` (a map of path relative to src/ to text, or the directory). */
 export function check(src: string | Map<string, string>): Violation[] {
   const files = typeof src === 'string' ? new Map(filesUnder(src).map((f) => [relative(src, f), readFileSync(f, 'utf8')] as const)) : src
@@ -96,10 +105,8 @@ export function check(src: string | Map<string, string>): Violation[] {
       if (to && LAYERS.indexOf(to) < LAYERS.indexOf(layer))
         out.push({ file, message: `imports ${target} (${to}) from the ${layer} layer below it` })
     }
-    for (const rule of RULES) {
-      const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '')
-      if (rule.pattern.test(code)) out.push({ file, message: rule.why })
-    }
+    const code = codeOf(text)
+    for (const rule of RULES) if (rule.pattern.test(code)) out.push({ file, message: rule.why })
   }
   return out
 }

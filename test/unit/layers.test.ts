@@ -45,6 +45,17 @@ describe('scripts/layers.ts (bun run lint)', () => {
     expect(check(files).map((v) => v.file)).toEqual(['http/a.ts', 'http/b.ts', 'users/c.ts'])
   })
 
+  test('a // or /* inside a string, a template or a regular expression hides nothing after it', () => {
+    const files = new Map([
+      ['http/a.ts', "export const f = (r: any) => fetch('http://x') && r.read.cached(1, 0)\n"],
+      ['http/b.ts', 'export const f = (r: any) => `text/*` && r.read.build(1, 0) // */\n'],
+      ['http/c.ts', "const re = /^[']+:\\/\\//\nexport const f = (r: any) => re.test('') && r.read.cached(1, 0)\n"],
+      // nor does a quote in a regular expression make a string of a comment
+      ['http/d.ts', "const re = /[`']/\n/** read.cached(x) */\nexport const ok = re\n"],
+    ])
+    expect(check(files).map((v) => v.file)).toEqual(['http/a.ts', 'http/b.ts', 'http/c.ts'])
+  })
+
   test('a file in a folder no layer names fails it', () => {
     expect(check(new Map([['widgets/w.ts', 'export {}\n']]))).toEqual([
       { file: 'widgets/w.ts', message: expect.stringContaining('belongs to no layer') },
