@@ -1,33 +1,20 @@
 /**
  * The runtime settings the server runs with. JavaScriptCore reads its options once, as the
  * process starts, from BUN_JSC_* variables, so a server started without them execs itself
- * again with them (the same pid; ~50 ms more to the first answer): main.ts imports
- * relaunch.ts, which calls `relaunchForServer`, before anything else. A variable the operator
- * set is kept as set, and its group is not added; the other commands are never relaunched.
+ * again with them (the same pid): main.ts imports relaunch.ts, which calls `relaunchForServer`,
+ * before anything else. A variable the operator set is kept as set, and its group is not added;
+ * the other commands are never relaunched.
  *
- * - `BUN_JSC_useFTLJIT=0`: no FTL, JavaScriptCore's last tier. Its compilations of the request
- *   path took up to 85 ms of a core each (113 of them in a 20 s run), on threads that share the
- *   server's core when it has one; without it p99 under writes fell 14-23 % on SQLite and the CPU
- *   per request did not rise, even after a 30 s warm-up (docs/PERFORMANCE.md, "The tail").
- * - `BUN_JSC_useConcurrentGC=0`: the collector marks while the server waits, not beside it. A
- *   concurrent collection lets the server allocate on while it marks, so the heap overshot each
- *   trigger (full collections came at 200-219 MB of heap, without it at 164-175); with the
- *   server on one core the marker only shared that core. Peak RSS -12 %, CPU per request,
- *   throughput and p99 unchanged (docs/PERFORMANCE.md, "Memory").
- * - With LEAN_MEMORY=true, a leaner collector, the same on every host: the heap may grow to 2x
- *   what a full collection left (JavaScriptCore allows 3x on hosts of 16 GiB or more), and a full
- *   collection comes once eden's room falls under 40 % of the heap, not 33 %, so the garbage that
- *   outlives an eden collection (replaced cache entries, answers in flight) does not pile up for
- *   long first. Costs and figures: docs/PERFORMANCE.md, "Memory". The three go together (a
- *   ratio near 50 % with a 2x heap would make every other collection a full one), so an operator
- *   who sets any of them gets none of the others.
- * - On a host or in a container with little memory per serving process (the cgroup's limit, which
- *   Bun reads, or the RAM; divided by `--workers`): under 384 MiB the lean collector
- *   (`LEAN_MEMORY=true`), under 320 MiB also `CACHE_MB=30`, each unless the operator set it.
- *   Measured in cgroups under heavy traffic: in 384 MiB the defaults kept their p99, and came
- *   within 14 MiB of 320 without the binary's pages; in 256 the defaults, and the lean collector
- *   alone, sat at the limit with p99 1.6-2.5x as long, both settings kept under it
- *   (docs/DEPLOYING.md, "A container with a memory limit").
+ * - FTL off: its compilations of the request path held the server's core longer than its faster
+ *   code gave back.
+ * - The concurrent collector off: beside a server on one core it only let the heap overshoot.
+ * - LEAN_MEMORY's three settings go together (a ratio near 50 % with a 2x heap would make every
+ *   other collection a full one), so an operator who sets any of them gets none of the others.
+ * - With little memory per serving process (the cgroup's limit or the RAM, over `--workers`), the
+ *   lean collector under 384 MiB and `CACHE_MB=30` under 320 MiB: below them the defaults came
+ *   near the limit or sat at it.
+ *
+ * The measurements: docs/PERFORMANCE.md ("The tail", "Memory"), docs/DEPLOYING.md.
  */
 import { parseArgs } from 'node:util'
 import { booleanWord, memoryLimit } from '../config.ts'

@@ -22,7 +22,7 @@ describe('the runtime settings are for the server only', () => {
       expect([args, servingProcesses(args, { WORKERS: '2' })]).toEqual([args, 0])
   })
 
-  test('it turns FTL and the concurrent collector off, and sets the lean collector only when asked (the measured reasons are in the module)', () => {
+  test('it turns FTL and the concurrent collector off, and sets the lean collector only when asked (the measured reasons are in docs/PERFORMANCE.md)', () => {
     const always = { BUN_JSC_useFTLJIT: '0', BUN_JSC_useConcurrentGC: '0' }
     expect(runtimeFor({ PATH: '/usr/bin' })).toEqual(always)
     for (const off of ['false', '0', 'no', 'off', 'maybe', '']) expect([off, runtimeFor({ LEAN_MEMORY: off })]).toEqual([off, always])
