@@ -1,8 +1,8 @@
 import { JSON_CONTENT_TYPE } from '../errors.ts'
 
 /**
- * A response from a JSON string the database already built (articles,
- * comments, tags), carrying the headers hooks have set (CORS, security).
+ * A response from JSON already serialised (a kept answer, a read's composed
+ * body, a handler's reply), carrying the headers hooks have set (CORS, security).
  */
 export function rawJson(json: string | Uint8Array, set: { headers: unknown; status?: unknown }, status = 200): Response {
   const headers = set.headers as Record<string, string>

@@ -1,4 +1,4 @@
--- 003 (PostgreSQL; the same meaning as migrations/sqlite/003_changes_by_hand.sql):
+-- 005 (PostgreSQL; the same meaning as migrations/sqlite/005_changes_by_hand.sql):
 -- changes made by any other writer (psql by hand, a script) reach every
 -- instance's caches, as the service's own writes do through the change log.
 --

@@ -1,4 +1,4 @@
--- 003: changes made by any other writer (sqlite3 by hand, a script) reach
+-- 005: changes made by any other writer (sqlite3 by hand, a script) reach
 -- every process's caches, as the service's own writes do through the change
 -- log.
 --
