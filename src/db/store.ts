@@ -37,9 +37,9 @@ export interface ChangeStats {
  * A migrated database, as the features see it: the connection their SQL runs
  * on (`connection`, one kind per backend: each feature picks its own SQL by
  * it), transactions that record their change keys (`connection.writes`),
- * the change log, and what concerns the database as a whole. It knows no
+ * the change log, and what concerns the database as a whole. It imports no
  * feature: each feature's folder composes its reads, writes and routes on it
- * (see docs/ARCHITECTURE.md).
+ * (see docs/ARCHITECTURE.md). Only `bulk` knows their tables (src/db/bulk.ts).
  */
 export interface Store {
   readonly backend: Backend
