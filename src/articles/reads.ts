@@ -172,7 +172,7 @@ export function articleReads(sql: ArticleReadSql, lists: ListStore, caches: Cach
     return composePage(p, viewerId, flags, favorited, parts, heads, false)!
   }
 
-  /** The article at `slug` as seen by `viewer`, or 404. */
+  /** The id and author of the article at `slug` (cached under its address), or 404. */
   async function bySlug(slug: string): Promise<{ id: number; author_id: number }> {
     const cached = slugs.get(slug)
     if (cached) return cached
