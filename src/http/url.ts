@@ -68,6 +68,18 @@ export function canonicalRequest(request: Request): Request {
   const url = request.url
   const scheme = url.indexOf('://')
   const start = scheme < 0 ? 0 : url.indexOf('/', scheme + 3)
-  if (start >= 11) return request
-  return new Request(`http://localhost${start < 0 ? '/' : url.slice(start)}`, request)
+  // repeated slashes in the path are one (as nginx merges them): a client whose API URL ends in `/` sends `/api//tags`
+  const doubled = start < 0 ? -1 : url.indexOf('//', start)
+  const query = doubled < 0 ? -1 : url.indexOf('?', start)
+  const merge = doubled >= 0 && (query < 0 || doubled < query)
+  if (start >= 11 && !merge) return request
+  const rest = start < 0 ? '/' : merge ? mergeSlashes(url.slice(start)) : url.slice(start)
+  return new Request(`${start >= 11 ? url.slice(0, start) : 'http://localhost'}${rest}`, request)
+}
+
+/** The path's runs of `/` as one; the query as it is. */
+function mergeSlashes(pathAndQuery: string): string {
+  const q = pathAndQuery.indexOf('?')
+  const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q)
+  return path.replace(/\/{2,}/g, '/') + (q < 0 ? '' : pathAndQuery.slice(q))
 }

@@ -54,6 +54,25 @@ describe('unknown routes', () => {
   )
 })
 
+describe('repeated slashes in the path', () => {
+  test('are one, as behind nginx: a client whose API URL ends in / reaches every route; the query is left as sent', async () => {
+    const app = await testApp()
+    const user = await registerUser(app)
+    const made = await app.request('POST', '/api//articles', {
+      token: user.token,
+      body: { article: { title: 'slashes', description: 'd', body: 'b', tagList: ['a//b'] } },
+    })
+    expect(made.status).toBe(201)
+    for (const path of ['/api//tags', '//api/tags', '/api///tags//']) {
+      const res = await app.request('GET', path)
+      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 200, body: { tags: ['a//b'] } })
+    }
+    expect((await app.request('GET', '/api//articles//slashes', { token: user.token })).body.article.slug).toBe('slashes')
+    expect((await app.request('GET', '/api//articles?tag=a//b')).body.articlesCount).toBe(1)
+    expect((await app.request('GET', '/api/articles?tag=a/b')).body.articlesCount).toBe(0)
+  })
+})
+
 describe('CORS', () => {
   test.each([
     '/api/users',

@@ -2,7 +2,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { compile, routeMatcher } from '../../src/http/dispatch.ts'
 import type { Route } from '../../src/http/route.ts'
 import { ErrorBody } from '../../src/http/schemas.ts'
-import { isApi, pathOf } from '../../src/http/url.ts'
+import { canonicalRequest, isApi, pathOf } from '../../src/http/url.ts'
 
 /**
  * Every answer the suite receives from the API is checked against its route's
@@ -52,6 +52,8 @@ export function checkAnswer(
   text: string,
   o: ContractOptions = {},
 ): void {
+  // the URL as the service reads it (one slash for a run of them)
+  url = canonicalRequest(new Request(url)).url
   // (the API's root is a page about it, declared by no route)
   if (!isApi(url)) return
   const path = pathOf(url)
