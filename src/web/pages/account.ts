@@ -1,6 +1,7 @@
 import type { Api, ApiAnswer } from '../api.ts'
 import { errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable } from '../context.ts'
+import { textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { type Here, profilePath } from '../layout.ts'
 import { endSession, startSession } from '../session.ts'
@@ -62,7 +63,7 @@ ${errorList(errors)}
 <fieldset>
 ${field('image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
 ${field('username', 'text', 'Your Name', 'Username', u.username, 'username')}
-<fieldset class="form-group"><label class="visually-hidden" for="bio">Short bio about you</label><textarea id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you">${u.bio ?? ''}</textarea></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="bio">Short bio about you</label>${textarea(html`id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you"`, u.bio ?? '')}</fieldset>
 ${field('email', 'email', 'Email', 'Email', u.email, 'email')}
 ${field('password', 'password', 'New Password', 'New password (leave empty to keep it)', '', 'new-password')}
 <button class="btn btn-lg btn-primary pull-xs-right" type="submit">Update Settings</button>
@@ -122,7 +123,7 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       const user: Record<string, string | null> = {
         image: f.get('image') || null,
         username: f.get('username') ?? '',
-        bio: f.get('bio') || null,
+        bio: textareaText(f.get('bio') ?? '') || null,
         email: f.get('email') ?? '',
       }
       // an empty password field keeps the password

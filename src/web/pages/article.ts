@@ -3,6 +3,7 @@ import type { CommentReads } from '../../comments/reads.ts'
 import { HttpError } from '../../errors.ts'
 import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
+import { textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { articlePath, avatar, date, profilePath } from '../layout.ts'
 import { markdown } from '../markdown.ts'
@@ -85,7 +86,7 @@ ${tagList(a.tagList, true)}
 ${
   signedIn
     ? html`${errorList(refused?.errors ?? [])}<form class="card comment-form" method="post" novalidate action="${here}/comments">
-<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label><textarea id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3">${refused?.body ?? ''}</textarea></div>
+<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label>${textarea(html`id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3"`, refused?.body ?? '')}</div>
 <div class="card-footer"><img class="comment-author-img" src="${avatar(ctx.me?.image)}" alt=""><button type="submit" class="btn btn-sm btn-primary">Post Comment</button></div>
 </form>`
     : html`<p><a href="${signInThen(here)}">Sign in</a> or <a href="/register">sign up</a> to add comments on this article.</p>`
@@ -120,7 +121,7 @@ export function articleActions(api: Api, show: ReturnType<typeof articlePage>) {
     },
     async comment(ctx: Ctx): Promise<Outcome> {
       if (!signedIn(ctx)) return signIn(ctx)
-      const body = ctx.form.get('body') ?? ''
+      const body = textareaText(ctx.form.get('body') ?? '')
       const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, { token: ctx.token, body: { comment: { body } } })
       if (res.status === 422) return show(ctx, { errors: errorLines(res), body })
       if (res.status !== 201) throw new HttpError(res.status, res.body?.errors ?? {})

@@ -1,6 +1,7 @@
 import type { ArticleReads } from '../../articles/reads.ts'
 import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
+import { textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { articlePath } from '../layout.ts'
 import { errorPage, orMissing } from './not-found.ts'
@@ -29,7 +30,7 @@ ${errorList(errors)}
 <fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"></fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"></fieldset>
-<fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label><textarea id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)">${d.body}</textarea></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label>${textarea(html`id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)"`, d.body)}</fieldset>
 <fieldset class="form-group">
 <label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off">
 <div class="tag-list">${d.tags.map((t) => html`<span class="tag-default tag-pill"><i class="ion-close-round" role="button" tabindex="0" aria-label="Remove the tag ${t}"></i>${t}<input type="hidden" name="tag" value="${t}"></span>`)}</div>
@@ -51,7 +52,7 @@ const tagsOf = (f: URLSearchParams): string[] => [
 const draftOf = (f: URLSearchParams): Draft => ({
   title: f.get('title') ?? '',
   description: f.get('description') ?? '',
-  body: f.get('body') ?? '',
+  body: textareaText(f.get('body') ?? ''),
   tags: tagsOf(f),
 })
 

@@ -1,0 +1,17 @@
+import { type Html, html } from './html.ts'
+
+/*
+ * What a form's textareas show, and what a browser sends back from them, so that a form saved
+ * without an edit changes nothing (docs/DECISIONS.md, "The web app"):
+ * - the HTML parser drops one newline right after `<textarea>`: every textarea starts with one
+ *   of ours, so a text that starts with a newline keeps its own;
+ * - a browser sends a textarea's line breaks as CRLF: they come back as LF. A CR typed on purpose
+ *   cannot be among them: a textarea's value holds none (the parser reads a CR of the page as LF
+ *   too), so every CR a browser sends is its own.
+ */
+
+/** A textarea holding `text` exactly: the newline after the tag is the one the parser drops. */
+export const textarea = (attributes: Html, text: string): Html => html`<textarea ${attributes}>\n${text}</textarea>`
+
+/** A textarea's text as a browser sends it, its line breaks LF again (CRLF, and a lone CR). */
+export const textareaText = (sent: string): string => sent.replace(/\r\n?/g, '\n')
