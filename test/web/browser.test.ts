@@ -364,6 +364,68 @@ describe('the web app in Chromium', () => {
     TIMEOUT_MS,
   )
 
+  /*
+   * Text the API stores exactly, which a form shows and sends back otherwise: a title and a
+   * description with line breaks (an <input> drops them), a body and a bio that start with a
+   * newline (the parser drops one after <textarea>), CRLF and a lone CR (a textarea shows them as
+   * LF, and the browser sends every line break as CRLF). Saved unedited, nothing changes.
+   */
+  skipIf(noChromium).test(
+    'saves the editor and the settings sent back unedited without changing a byte; a comment keeps its newlines',
+    async () => {
+      const site = await serveSite()
+      const ada = await user(site.app, 'ada', { bio: '\nline one\nline two', image: 'not a URL,\nin two lines' })
+      const a = await createArticle(site.app, ada.token, {
+        title: 'Two\nlines title',
+        description: 'About\r\ntwo lines',
+        body: '\nIndented code after a blank first line:\n\n    x = 1\n\nSent with CRLF\r\nand a lone CR\rto the API.\n',
+        tagList: ['t', 'two words'],
+      })
+      /** The article at `slug` (the page's, after a save: a new title would have given a new one). */
+      const article = async (slug = a.slug) => {
+        const res = await site.app.request('GET', `/api/articles/${slug}`)
+        const { title, description, body, tagList } = res.body.article ?? {}
+        return JSON.stringify({ slug, title, description, body, tagList })
+      }
+      const me = async () => {
+        const { username, email, bio, image } = (await site.app.request('GET', '/api/user', { token: ada.token })).body.user
+        return JSON.stringify({ username, email, bio, image })
+      }
+      // (as JSON: a CR that differs shows in a failure's diff)
+      const [articleBefore, userBefore] = [await article(), await me()]
+      const context = await openContext(browser(), site, ada)
+      const w = await watch(context, site)
+      const page = await context.newPage()
+      const here = () => new URL(page.url()).pathname
+
+      await visit(page, site, `/editor/${a.slug}`)
+      // the body as a textarea can hold it: its CRs are LFs (the parser reads a page's CR as LF)
+      expect(await page.locator('textarea[name="body"]').inputValue()).toBe(a.body.replace(/\r\n?/g, '\n'))
+      await Promise.all([page.waitForURL('**/article/**'), page.click('button:has-text("Publish Article")')])
+      expect(await article(here().slice('/article/'.length))).toBe(articleBefore)
+
+      await visit(page, site, '/settings')
+      expect(await page.locator('textarea[name="bio"]').inputValue()).toBe('\nline one\nline two')
+      await Promise.all([page.waitForURL('**/profile/**'), page.click('button:has-text("Update Settings")')])
+      expect({ page: here(), user: await me() }).toEqual({ page: '/profile/ada', user: userBefore })
+
+      // a refused comment comes back as typed, its first newline too; a posted one is stored with LF
+      await visit(page, site, `/article/${a.slug}`)
+      await page.fill('textarea[name="body"]', '\n\n  ')
+      await Promise.all([page.waitForURL(site.url(`/article/${a.slug}/comments`)), page.click('button:has-text("Post Comment")')])
+      expect(await page.locator('.error-messages li').allTextContents()).toEqual(["body can't be blank"])
+      expect(await page.locator('textarea[name="body"]').inputValue()).toBe('\n\n  ')
+      await page.fill('textarea[name="body"]', '\nfirst line\nsecond line\n')
+      await Promise.all([page.waitForURL(site.url(`/article/${a.slug}`)), page.click('button:has-text("Post Comment")')])
+      const comments = (await site.app.request('GET', `/api/articles/${a.slug}/comments`)).body.comments
+      expect(comments.map((c: { body: string }) => c.body)).toEqual(['\nfirst line\nsecond line\n'])
+
+      expect({ dialogs: w.dialogs, pageErrors: w.pageErrors, foreign: w.foreign }).toEqual({ dialogs: [], pageErrors: [], foreign: [] })
+      await context.close()
+    },
+    TIMEOUT_MS,
+  )
+
   skipIf(noChromium || why.sqlitePass).test(
     'has no serious or critical axe-core violations on any page',
     async () => {

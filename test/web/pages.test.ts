@@ -380,6 +380,61 @@ describe('the web app over HTTP', () => {
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
   })
 
+  test('the editor and the settings sent back unedited change nothing, whatever line breaks their text holds', async () => {
+    const { app, ada } = await site()
+    const text = {
+      title: 'Two\nlines title',
+      description: 'About\r\ntwo lines',
+      body: '\nIndented code after a blank first line:\n\n    x = 1\n\nSent with CRLF\r\nand a lone CR\rto the API.\n',
+    }
+    const mine = await createArticle(app, ada.token, { ...text, tagList: ['t'] })
+    const profile = { bio: '\nline one\r\nline two', image: 'not a URL,\r\nin two lines' }
+    expect((await app.request('PUT', '/api/user', { token: ada.token, body: { user: profile } })).status).toBe(200)
+    const article = async (s: string) => {
+      const { title, description, body, tagList } = (await app.request('GET', `/api/articles/${s}`)).body.article
+      return JSON.stringify({ slug: s, title, description, body, tagList })
+    }
+    const me = async () => {
+      const { username, email, bio, image } = (await app.request('GET', '/api/user', { token: ada.token })).body.user
+      return JSON.stringify({ username, email, bio, image })
+    }
+    // (as JSON: a CR that differs shows in a failure's diff)
+    const [articleBefore, userBefore] = [await article(mine.slug), await me()]
+
+    // each page holds the text exactly, as far as its field can (an input drops line breaks, a textarea shows CR as LF)
+    const editor = await get(app, `/editor/${mine.slug}`, { session: ada.token })
+    const shownEditor = {
+      title: fieldValue(editor.text, 'title'),
+      description: fieldValue(editor.text, 'description'),
+      body: fieldValue(editor.text, 'body'),
+    }
+    expect(shownEditor).toEqual({
+      title: 'Twolines title',
+      description: 'Abouttwo lines',
+      body: text.body.replace(/\r\n?/g, '\n'),
+    })
+    const saved = await post(
+      app,
+      `/editor/${mine.slug}`,
+      { title: shownEditor.title, description: shownEditor.description, body: sent(shownEditor.body), tag: 't' },
+      { session: ada.token },
+    )
+    expect({ status: saved.status, location: saved.location }).toEqual({ status: 303, location: `/article/${mine.slug}` })
+    expect(await article(mine.slug)).toBe(articleBefore)
+
+    const settings = await get(app, '/settings', { session: ada.token })
+    const shownSettings = { bio: fieldValue(settings.text, 'bio'), image: fieldValue(settings.text, 'image') }
+    expect(shownSettings).toEqual({ bio: '\nline one\nline two', image: 'not a URL,in two lines' })
+    const savedSettings = await post(
+      app,
+      '/settings',
+      { image: shownSettings.image, username: ada.username, bio: sent(shownSettings.bio), email: ada.email, password: '' },
+      { session: ada.token },
+    )
+    expect(savedSettings.status).toBe(303)
+    expect(await me()).toBe(userBefore)
+  })
+
   test('what a browser sends of a textarea is stored with LF: a comment, an edit, a bio; a refused comment comes back as typed', async () => {
     const { app, ada, slug } = await site()
     const posted = await post(app, `/article/${slug}/comments`, { body: '\r\nfirst\r\nsecond\r' }, { session: ada.token })

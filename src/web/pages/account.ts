@@ -1,7 +1,7 @@
 import type { Api, ApiAnswer } from '../api.ts'
 import { errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable } from '../context.ts'
-import { textarea, textareaText } from '../fields.ts'
+import { kept, textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { type Here, profilePath } from '../layout.ts'
 import { endSession, startSession } from '../session.ts'
@@ -120,10 +120,12 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       uncacheable(ctx)
       if (!ctx.token || !ctx.viewer) return redirect('/login')
       const f = ctx.form
+      // the image and the bio the form showed are the stored ones, which the navbar's user holds (see fields.ts);
+      // a username or an email cannot hold a line break
       const user: Record<string, string | null> = {
-        image: f.get('image') || null,
+        image: kept('input', f.get('image') ?? '', ctx.me?.image ?? '') || null,
         username: f.get('username') ?? '',
-        bio: textareaText(f.get('bio') ?? '') || null,
+        bio: kept('textarea', textareaText(f.get('bio') ?? ''), ctx.me?.bio ?? '') || null,
         email: f.get('email') ?? '',
       }
       // an empty password field keeps the password

@@ -1,7 +1,7 @@
 import type { ArticleReads } from '../../articles/reads.ts'
 import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
-import { textarea, textareaText } from '../fields.ts'
+import { kept, textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { articlePath } from '../layout.ts'
 import { errorPage, orMissing } from './not-found.ts'
@@ -56,8 +56,22 @@ const draftOf = (f: URLSearchParams): Draft => ({
   tags: tagsOf(f),
 })
 
+/** A draft submitted for `a`: each field sent back unedited keeps the article's own text (see fields.ts). */
+const unedited = (a: ArticleJson, d: Draft): Draft => ({
+  ...d,
+  title: kept('input', d.title, a.title),
+  description: kept('input', d.description, a.description),
+  body: kept('textarea', d.body, a.body ?? ''),
+})
+
 /** `/editor` (new) and `/editor/:slug` (its author's only), and what they submit, through the API. */
 export function editorPages(articles: ArticleReads, api: Api) {
+  /** The article as stored: what the editor shows, and what a submitted draft is compared with. */
+  const stored = async (ctx: Ctx, slug: string) =>
+    use<{ article: ArticleJson }>(
+      ctx,
+      await orMissing(articles.article(slug, ctx.viewerId), 'This article does not exist, or was deleted.'),
+    ).article
   const page = (main: ReturnType<typeof form>, status = 200): Outcome => ({ kind: 'page', status, title: 'Editor', main, here: 'editor' })
   return {
     async show(ctx: Ctx): Promise<Outcome> {
@@ -65,16 +79,15 @@ export function editorPages(articles: ArticleReads, api: Api) {
       uncacheable(ctx)
       const slug = ctx.params.slug
       if (slug === undefined) return page(form('/editor', { title: '', description: '', body: '', tags: [] }, []))
-      const read = orMissing(articles.article(slug, ctx.viewerId), 'This article does not exist, or was deleted.')
-      const a = use<{ article: ArticleJson }>(ctx, await read).article
+      const a = await stored(ctx, slug)
       if (a.author.username !== ctx.viewer.username) return errorPage(ctx, 403, ['article forbidden: only its author may edit it'])
       const d = { title: a.title, description: a.description, body: a.body ?? '', tags: a.tagList }
       return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, []))
     },
     async submit(ctx: Ctx): Promise<Outcome> {
       if (!ctx.viewer || !ctx.token) return redirect('/login')
-      const d = draftOf(ctx.form)
       const slug = ctx.params.slug
+      const d = slug === undefined ? draftOf(ctx.form) : unedited(await stored(ctx, slug), draftOf(ctx.form))
       const article = { title: d.title, description: d.description, body: d.body, tagList: d.tags }
       const res =
         slug === undefined
