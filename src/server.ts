@@ -4,6 +4,7 @@ import { type Config, defaults, memoryLimit } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { dbStats } from './db/stats.ts'
+import { DatabaseUnavailable } from './db/types.ts'
 import { HttpError } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { DOCS_PAGE } from './http/docs.ts'
@@ -152,7 +153,17 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         // a write included). They get what is left of the same grace.
         while (dbStats.inFlight > 0 && performance.now() < graceEnd) await Bun.sleep(5)
         await upkeep?.stop()
-        await store.close()
+        try {
+          await store.close()
+        } catch (e) {
+          if (!(e instanceof DatabaseUnavailable)) throw e
+          // SQLite on a full disk (or an I/O error): closed, its last checkpoint not made; nothing committed is lost
+          logger.warn('database closed without its final checkpoint; its write-ahead log keeps every write and is read at the next start', {
+            database: store.location,
+            reason: e.reason,
+            worker,
+          })
+        }
         if (config.tailTrace) await trace.save(config.tailTrace)
         logger.info('stopped', { worker })
       })()

@@ -41,6 +41,15 @@ export async function explain(error: unknown, context: FailureContext): Promise<
     const problem = connectProblem(error instanceof DatabaseUnavailable ? error.cause : error)
     if (problem) return { line: await postgresFailure(problem, context.databaseUrl, context.urlOption), exitCode: EXIT_FAILURE }
   }
+  // SQLite on a full disk or an I/O error (a write of admin, seed...): what the file system shows, as for any SQLite failure
+  if (
+    error instanceof DatabaseUnavailable &&
+    !context.databaseUrl &&
+    context.databasePath !== undefined &&
+    isSqliteError(error.cause as ErrorLike)
+  ) {
+    return { line: databaseFailure(error.cause as ErrorLike, context.databasePath, context.pathOption), exitCode: EXIT_FAILURE }
+  }
   if (error instanceof DatabaseUnavailable) {
     const cause = reason((error.cause ?? error) as ErrorLike)
     return {

@@ -11,9 +11,11 @@ export class DatabaseUnavailable extends Error {
     super('database unavailable', { cause })
   }
 
-  /** What the database or the network said, for the log line: the operator's first clue. */
+  /** What the database or the network said, for the log line: the operator's first clue (with SQLite's code, which tells a full disk from an I/O error). */
   get reason(): string | undefined {
     const c = this.cause
-    return c instanceof Error ? c.message : c === undefined ? undefined : String(c)
+    if (!(c instanceof Error)) return c === undefined ? undefined : String(c)
+    const code = (c as { code?: unknown }).code
+    return typeof code === 'string' && code.startsWith('SQLITE_') ? `${c.message} (${code})` : c.message
   }
 }

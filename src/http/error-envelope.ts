@@ -1,4 +1,5 @@
 import { ValidationError } from 'elysia'
+import { isStorageFailure } from '../db/sqlite/open.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { type ErrorMap, HttpError, JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
@@ -28,8 +29,18 @@ function asHttpError(error: unknown, code: unknown): HttpError {
   }
   if (code === 'NOT_FOUND') return new HttpError(404, { route: ['not found'] })
   if (code === 'PARSE') return new HttpError(400, { body: ['is not valid JSON'] })
-  if (error instanceof DatabaseUnavailable) return UNAVAILABLE
+  if (unavailable(error)) return UNAVAILABLE
   return INTERNAL
+}
+
+/**
+ * The database out of reach, as an error that says why: DatabaseUnavailable
+ * itself, or a SQLite statement that met a full disk or an I/O error outside
+ * the write path that converts them (a throttle's count, a read).
+ */
+export function unavailable(error: unknown): DatabaseUnavailable | undefined {
+  if (error instanceof DatabaseUnavailable) return error
+  return isStorageFailure(error) ? new DatabaseUnavailable(error) : undefined
 }
 
 /**
@@ -45,7 +56,7 @@ export function errorAnswer(
 ): Response {
   const http = asHttpError(error, o.code)
   const where = o.request ? { method: o.request.method, path: pathOf(o.request.url) } : {}
-  if (http === UNAVAILABLE) o.logger?.warn('database unavailable', { ...where, reason: (error as DatabaseUnavailable).reason })
+  if (http === UNAVAILABLE) o.logger?.warn('database unavailable', { ...where, reason: unavailable(error)?.reason })
   else if (http === INTERNAL) o.logger?.error('unhandled error', where, error)
   return envelope(http.status, http.errors, { ...o.headers, ...http.headers })
 }

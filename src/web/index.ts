@@ -3,9 +3,9 @@ import type { Built } from '../cache/cache.ts'
 import type { Caches } from '../cache/caches.ts'
 import type { CommentReads } from '../comments/reads.ts'
 import type { Config } from '../config.ts'
-import { DatabaseUnavailable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
 import type { Tokens } from '../http/auth.ts'
+import { unavailable as databaseUnavailable } from '../http/error-envelope.ts'
 import { lateBody } from '../http/respond.ts'
 import { pathAndQuery, pathOf } from '../http/url.ts'
 import type { Logger } from '../log.ts'
@@ -197,8 +197,9 @@ export function webFeature(d: Deps) {
   /** A fault is a page too (500, logged); the database down, a 503 the browser may retry. */
   function failed(request: Request, e: unknown, headers: Record<string, string>): Response {
     const where = { method: request.method, path: pathOf(request.url) }
-    const unavailable = e instanceof DatabaseUnavailable
-    if (unavailable) d.logger.warn('database unavailable', { ...where, reason: e.reason })
+    const away = databaseUnavailable(e)
+    const unavailable = away !== undefined
+    if (away) d.logger.warn('database unavailable', { ...where, reason: away.reason })
     else d.logger.error('unhandled error', where, e)
     const message = unavailable ? 'The database is unavailable; try again shortly.' : 'Something went wrong on our side.'
     return respond(unavailable ? 503 : 500, `<!doctype html><html lang="en"><title>Conduit</title><p>${message}</p></html>`, {

@@ -8,6 +8,7 @@ import { CliError, UsageError } from '../../src/cli/errors.ts'
 import { explain } from '../../src/cli/report.ts'
 import { ConfigError } from '../../src/config.ts'
 import { MigrationError } from '../../src/db/migration-error.ts'
+import { DatabaseUnavailable } from '../../src/db/types.ts'
 import { skipIf, why } from '../support/skip.ts'
 
 /** The explanation of a failure the e2e tests cannot provoke (they run as root, with working DNS or none). */
@@ -37,6 +38,11 @@ skipIf(why.sqlitePass).describe('explain', () => {
       )
       const full = await explain(sqliteError('SQLITE_FULL', 'database or disk is full'), { databasePath: join(dir, 'c.db') })
       expect(full.line).toContain('disk is full')
+      // a write of admin or seed meets the full disk as the service does (answered 503 there): the same line, not PostgreSQL's
+      const write = await explain(new DatabaseUnavailable(sqliteError('SQLITE_FULL', 'database or disk is full')), {
+        databasePath: join(dir, 'c.db'),
+      })
+      expect(write).toEqual({ line: full.line, exitCode: 1 })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

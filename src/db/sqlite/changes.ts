@@ -3,7 +3,9 @@ import type { Database } from 'bun:sqlite'
 import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
 import { dbStats } from '../stats.ts'
+import { DatabaseUnavailable } from '../types.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
+import { isStorageFailure } from './open.ts'
 import { ChangeSignal } from './signal.ts'
 
 /** Change-log rows older than this are purged; a process that read nothing for longer drops all its caches. */
@@ -112,7 +114,11 @@ export class SqliteChanges implements ChangeFeed {
     } catch (e) {
       const code = String((e as { code?: unknown }).code ?? '')
       if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) dbStats.busy++
-      else if (!code.startsWith('SQLITE_CONSTRAINT')) dbStats.errors++
+      else if (isStorageFailure(e)) {
+        // a full disk or an I/O error: rolled back, and answered 503 as a database out of reach
+        dbStats.unavailable++
+        throw new DatabaseUnavailable(e)
+      } else if (!code.startsWith('SQLITE_CONSTRAINT')) dbStats.errors++
       throw e
     }
     // committed (a rolled-back row's number is handed out again, so only now is it ours)

@@ -19,8 +19,21 @@ self.onmessage = (e) => {
     db = new Database(e.data.path)
     db.run('PRAGMA busy_timeout = 1000')
     const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+    // told once when checkpoints start failing (or fail otherwise), once when they work again
+    let failing
     timer = setInterval(() => {
-      try { checkpoint.get() } catch (err) { postMessage({ type: 'error', message: String(err) }) }
+      try {
+        checkpoint.get()
+        if (failing !== undefined) postMessage({ type: 'recovered', failures: failing.count })
+        failing = undefined
+      } catch (err) {
+        const message = String(err)
+        if (failing?.message === message) failing.count++
+        else {
+          failing = { message, count: 1 }
+          postMessage({ type: 'error', message })
+        }
+      }
     }, e.data.intervalMs)
   } else if (e.data.type === 'stop') {
     clearInterval(timer)
@@ -49,7 +62,9 @@ export function startCheckpointer(
     url = URL.createObjectURL(new Blob([WORKER], { type: 'text/javascript' }))
     const w = new Worker(url)
     w.onmessage = (e: MessageEvent) => {
-      if (e.data?.type === 'error') logger.warn('background checkpoint failed', { error: e.data.message })
+      // one line when checkpoints start failing, one when they work again: not one per tick (a full disk fails every one)
+      if (e.data?.type === 'error') logger.warn('background checkpoint failed; retrying quietly', { error: e.data.message, database: path })
+      else if (e.data?.type === 'recovered') logger.info('background checkpoint works again', { failures: e.data.failures, database: path })
     }
     w.onerror = (e) => logger.warn('checkpoint worker failed', { error: String(e.message) })
     w.postMessage({ type: 'start', path, intervalMs })

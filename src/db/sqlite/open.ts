@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite'
+import { DatabaseUnavailable } from '../types.ts'
 
 /**
  * Opens the database with the settings every connection needs:
@@ -18,11 +19,18 @@ export function openDatabase(path: string): Database {
   return db
 }
 
-/** Flushes the WAL into the main file and closes; used on shutdown. */
+/**
+ * Flushes the WAL into the main file and closes; used on shutdown. On a full
+ * disk (or an I/O error) the flush fails and the connection is closed all the
+ * same: every committed write is in the WAL, which the next open reads. That
+ * failure is thrown as DatabaseUnavailable, for one line rather than a stack.
+ */
 export function closeDatabase(db: Database): void {
   try {
     db.run('PRAGMA wal_checkpoint(TRUNCATE)')
     db.run('PRAGMA optimize')
+  } catch (e) {
+    throw isStorageFailure(e) ? new DatabaseUnavailable(e) : e
   } finally {
     db.close()
   }
@@ -32,4 +40,15 @@ export function closeDatabase(db: Database): void {
 export function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: string } | null)?.code
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}
+
+/**
+ * SQLite's codes for storage that cannot take a write now: the disk (or the
+ * file system's quota) is full, or the device fails (an I/O error, extended
+ * codes included). The service answers them 503, as a database it cannot
+ * reach: the request was fine, and may succeed once space is freed.
+ */
+export function isStorageFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))
 }
