@@ -48,7 +48,7 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   const port = probe.port
   probe.stop(true)
 
-  const { store, applied } = await openStore(config)
+  const { store, applied } = await openStore(config, logger)
   if (applied.length) logger.info('database migrated', { database: store.location, versions: applied.join(',') })
   await store.close()
 

@@ -5,13 +5,13 @@ import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { dbStats } from './db/stats.ts'
 import { DatabaseUnavailable } from './db/types.ts'
-import { HttpError } from './errors.ts'
+import { HttpError, JSON_CONTENT_TYPE } from './errors.ts'
 import { cors } from './http/cors.ts'
 import { DOCS_PAGE } from './http/docs.ts'
 import { errorAnswer } from './http/error-envelope.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
-import { serverOrigin } from './http/url.ts'
+import { pathOf, serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { linkWorker } from './metrics/workers.ts'
 import { trace } from './trace.ts'
@@ -29,11 +29,18 @@ const MAINTENANCE_MS = 60_000
 const EMPTY = new Request('http://localhost/')
 /** The answer while the database is being opened and migrated. */
 const STARTING = new HttpError(503, { server: ['starting'] }, { 'retry-after': '1' })
+/**
+ * /health's answer meanwhile: the process is alive, and a liveness probe must
+ * not kill it in the middle of a migration or while it waits for another
+ * instance's; /ready (and everything else) answers STARTING.
+ */
+const HEALTH_STARTING = JSON.stringify({ status: 'starting' })
 
 /**
  * Binds the configured address first (a taken port fails before anything
  * else happens, and leaves no database file behind), answering 503 until the
- * database is open and migrated; then serves the app. A worker of `serve
+ * database is open and migrated (but /health: 200 "starting"); then serves
+ * the app. A worker of `serve
  * --workers N` binds only once it can serve: the supervisor has checked the
  * port, and a worker bound early would be handed connections (SO_REUSEPORT)
  * only to answer them 503 while it starts, as a replacement for a dead one
@@ -47,6 +54,10 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   // and the CORS headers every answer carries (Vary: Origin with an allow-list)
   const corsPolicy = cors(config.corsOrigins)
   const earlyHeaders = (request: Request) => ({ ...securityHeaders('/'), ...corsPolicy.headers(request), [REQUEST_ID]: ids(request) })
+  const earlyAnswer = (request: Request) =>
+    (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === '/health'
+      ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...earlyHeaders(request) } })
+      : errorAnswer(STARTING, { headers: earlyHeaders(request) })
   const listen = () =>
     Bun.serve({
       port: config.port,
@@ -58,7 +69,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       idleTimeout: config.requestTimeoutSeconds,
       // a worker of `serve --workers N` shares the port with its siblings
       reusePort: worker !== undefined,
-      fetch: (request, server) => (app ? app.respond(request, server) : errorAnswer(STARTING, { headers: earlyHeaders(request) })),
+      fetch: (request, server) => (app ? app.respond(request, server) : earlyAnswer(request)),
       error(error) {
         // no request here: with an allow-list, the headers of an origin not on it (Vary: Origin)
         return errorAnswer(error, { headers: earlyHeaders(EMPTY), logger })
@@ -69,7 +80,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   try {
     // before the app is made: its request entry is wrapped only when the trace is on
     if (config.tailTrace) trace.start()
-    const opened = await openStore(config)
+    const opened = await openStore(config, logger)
     store = opened.store
     if (opened.applied.length) logger.info('database migrated', { database: store.location, versions: opened.applied.join(',') })
     app = await createApp({ store, config, logger })

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { type Config, redactUrl } from '../config.ts'
+import type { Logger } from '../log.ts'
 import { migrate as migrateSqlite } from './sqlite/migrate.ts'
 import { openDatabase } from './sqlite/open.ts'
 import { sqliteStore } from './sqlite/store.ts'
@@ -11,8 +12,40 @@ export interface Opened {
   applied: number[]
 }
 
-/** Opens (and migrates) the database the configuration names: PostgreSQL for a postgres:// URL, else the SQLite file. */
-export async function openStore(config: Config): Promise<Opened> {
+/** After this long still opening, `openStore` says so (then every WAITING_AGAIN_MS): a wait is not a hang. */
+export const WAITING_NOTE_MS = 2_000
+const WAITING_AGAIN_MS = 30_000
+
+/**
+ * Opens (and migrates) the database the configuration names: PostgreSQL for a
+ * postgres:// URL, else the SQLite file. With a logger, an open that takes
+ * longer than WAITING_NOTE_MS is logged while it waits: a database that does
+ * not answer yet, or another instance holding the migration lock (on
+ * PostgreSQL that wait has no limit).
+ */
+export async function openStore(config: Config, logger?: Logger): Promise<Opened> {
+  if (!logger) return open(config)
+  const database = config.databaseUrl ? redactUrl(config.databaseUrl) : resolve(config.databasePath)
+  const t0 = performance.now()
+  let note: Timer | undefined
+  const waiting = (ms: number) => {
+    note = setTimeout(() => {
+      logger.info('still opening the database: waiting for it to answer, or for another instance to finish migrating it', {
+        database,
+        seconds: Math.round((performance.now() - t0) / 1000),
+      })
+      waiting(WAITING_AGAIN_MS)
+    }, ms)
+  }
+  waiting(WAITING_NOTE_MS)
+  try {
+    return await open(config)
+  } finally {
+    clearTimeout(note)
+  }
+}
+
+async function open(config: Config): Promise<Opened> {
   if (config.databaseUrl) {
     const { openPostgres } = await import('./postgres/store.ts')
     return openPostgres(config.databaseUrl, {

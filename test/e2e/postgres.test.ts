@@ -257,7 +257,7 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
   }, 60_000)
 
-  test('while the database is not yet open, every answer is 503 "starting" with its request id and the CORS headers (Vary: Origin with an allow-list)', async () => {
+  test('while the database is not yet open, every answer but /health is 503 "starting" with its request id and the CORS headers (Vary: Origin with an allow-list); /health is 200 "starting"; the wait is logged', async () => {
     const db = await binaryDatabase()
     const url = new URL(db.env.DATABASE_URL!)
     const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
@@ -268,14 +268,15 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     proxy.stall()
     const starting = startServer(binary(), {
       port,
-      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: url.toString(), CORS_ORIGINS: ORIGIN },
+      env: { HOST: '127.0.0.1', DATABASE_URL: url.toString(), CORS_ORIGINS: ORIGIN },
     })
     try {
       const seen: unknown[] = []
       for (const [path, origin] of [
         ['/api/articles', ORIGIN],
         ['/api/articles', 'https://elsewhere.example'],
-        ['/health', undefined],
+        ['/ready', undefined],
+        ['/health', ORIGIN],
       ] as const) {
         let res: Response | undefined
         const until = Date.now() + 10_000
@@ -294,26 +295,69 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
           id: /^[0-9a-f]{16}-[0-9a-z]+$/.test(res?.headers.get('x-request-id') ?? ''),
         })
       }
-      expect(seen).toEqual(
-        [ORIGIN, 'https://elsewhere.example', undefined].map((origin, i) => ({
-          path: i < 2 ? '/api/articles' : '/health',
-          origin,
-          status: 503,
-          body: { errors: { server: ['starting'] } },
-          vary: 'Origin',
-          allow: origin === ORIGIN ? ORIGIN : null,
-          retry: '1',
-          id: true,
-        })),
-      )
+      const early = { status: 503, body: { errors: { server: ['starting'] } }, vary: 'Origin', retry: '1', id: true }
+      expect(seen).toEqual([
+        { ...early, path: '/api/articles', origin: ORIGIN, allow: ORIGIN },
+        { ...early, path: '/api/articles', origin: 'https://elsewhere.example', allow: null },
+        { ...early, path: '/ready', origin: undefined, allow: null },
+        // alive: a liveness probe must not kill a process that waits for its database (or another instance's migration)
+        { ...early, path: '/health', origin: ORIGIN, allow: ORIGIN, status: 200, body: { status: 'starting' }, retry: null },
+      ])
+      // long enough a wait to be told
+      await Bun.sleep(2_500)
       proxy.up()
       const server = await starting
       expect((await api(server.url, 'GET', '/api/articles')).status).toBe(200)
+      expect(server.stdout()).toMatch(
+        /INFO still opening the database: waiting for it to answer, or for another instance to finish migrating it database=\S+ seconds=2\n/,
+      )
+      expect(server.stdout().indexOf('still opening the database')).toBeLessThan(server.stdout().indexOf('INFO listening'))
       await server.stop()
     } finally {
       proxy.up()
       await starting.then((s) => s.stop()).catch(() => {})
       proxy.close()
+    }
+  }, 60_000)
+
+  test('an instance that finds another migrating waits for its lock: /health 200 "starting", /ready 503, the wait logged', async () => {
+    const db = await binaryDatabase()
+    const sql = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    const holder = await sql.reserve()
+    // the lock another instance's migration holds (src/db/postgres/migrate.ts: MIGRATION_LOCK, per schema)
+    const LOCK = `${0x636f6e64}, hashtext(current_schema())`
+    await holder.unsafe(`SELECT pg_advisory_lock(${LOCK})`)
+    const port = freePort()
+    const starting = startServer(binary(), { port, env: { HOST: '127.0.0.1', ...db.env } })
+    try {
+      const get = async (path: string) => {
+        const until = Date.now() + 10_000
+        for (;;) {
+          const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined)
+          if (res) return { status: res.status, body: await res.json() }
+          if (Date.now() > until) throw new Error(`no answer from ${path}`)
+          await Bun.sleep(50)
+        }
+      }
+      expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
+      expect(await get('/ready')).toEqual({ status: 503, body: { errors: { server: ['starting'] } } })
+      // Docker's HEALTHCHECK: alive, and says it is starting
+      const check = await runCli(binary(), ['healthcheck', '--port', String(port), '--host', '127.0.0.1'])
+      expect(check).toMatchObject({ code: 0, stdout: `starting http://127.0.0.1:${port}/health\n`, stderr: '' })
+      await Bun.sleep(2_500)
+      expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
+      await holder.unsafe(`SELECT pg_advisory_unlock(${LOCK})`)
+      const server = await starting
+      const log = server.stdout()
+      expect(log).toContain('INFO still opening the database: waiting for it to answer, or for another instance to finish migrating it')
+      expect(log.indexOf('still opening the database')).toBeLessThan(log.indexOf('INFO database migrated'))
+      expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
+      await server.stop()
+    } finally {
+      await holder.unsafe(`SELECT pg_advisory_unlock_all()`).catch(() => {})
+      holder.release()
+      await sql.close()
+      await starting.then((s) => s.stop()).catch(() => {})
     }
   }, 60_000)
 

@@ -201,7 +201,7 @@ const baseEnv = (): Record<string, string> => ({
   REGISTRATION_THROTTLE: 'false',
 })
 
-/** Starts the binary and waits (bounded) until GET /health answers 200. */
+/** Starts the binary and waits (bounded) until GET /health answers 200 `{"status": "ok"}` (not `starting`). */
 export async function startServer(binary: string, options: StartOptions = {}): Promise<Server> {
   const dir = options.dir ?? installBinary(binary)
   const port = options.port === null ? 3000 : (options.port ?? freePort())
@@ -264,14 +264,15 @@ export async function startServer(binary: string, options: StartOptions = {}): P
     }
     try {
       const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) })
-      await res.arrayBuffer()
-      if (res.status === 200) return server
+      // 200 {"status":"starting"} while the database is opened and migrated: not serving yet
+      const body = await res.text()
+      if (res.status === 200 && JSON.parse(body).status === 'ok') return server
     } catch {
       // not listening yet
     }
     if (Date.now() > until) {
       await server.stop('SIGKILL')
-      throw new Error(`GET /health did not answer 200 within ${READY_TIMEOUT_MS} ms\nstdout:\n${out.text}\nstderr:\n${err.text}`)
+      throw new Error(`GET /health did not answer 200 "ok" within ${READY_TIMEOUT_MS} ms\nstdout:\n${out.text}\nstderr:\n${err.text}`)
     }
     await Bun.sleep(50)
   }

@@ -7,15 +7,16 @@ const TIMEOUT_MS = 3000
 export const healthcheckCommand: Command = {
   name: 'healthcheck',
   usage: '[--port N] [--host ADDR]',
-  summary: ['print ok and exit 0 when the local server answers /health'],
+  summary: ['print ok and exit 0 when the local server answers /health', '(starting, while it opens and migrates its database)'],
   args: 0,
   async run({ config }) {
     // a server bound to every address answers on the loopback one
     const url = `${serverOrigin(config.host, config.port, '127.0.0.1')}/health`
     let status: number
+    let body: string
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) })
-      await res.arrayBuffer()
+      body = await res.text()
       status = res.status
     } catch (e) {
       throw new CliError(
@@ -23,8 +24,9 @@ export const healthcheckCommand: Command = {
       )
     }
     if (status !== 200) throw new CliError(`the server ${url} answered ${status}; it is running but not well: see its log`)
-    // one line for whoever ran it by hand (Docker's HEALTHCHECK keeps it in the container's health log)
-    console.log(`ok ${url}`)
+    // one line for whoever ran it by hand (Docker's HEALTHCHECK keeps it in the container's health log);
+    // alive while it opens and migrates the database too, and says so
+    console.log(`${body.includes('"starting"') ? 'starting' : 'ok'} ${url}`)
     return 0
   },
 }
