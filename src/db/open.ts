@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { type Config, redactUrl } from '../config.ts'
 import type { Logger } from '../log.ts'
 import { migrate as migrateSqlite } from './sqlite/migrate.ts'
-import { openDatabase } from './sqlite/open.ts'
+import { openWritable } from './sqlite/open.ts'
 import { sqliteStore } from './sqlite/store.ts'
 import type { Store } from './store.ts'
 
@@ -56,7 +56,7 @@ async function open(config: Config): Promise<Opened> {
       singleInstance: config.singleInstance,
     })
   }
-  const db = openDatabase(config.databasePath)
+  const db = openWritable(config.databasePath)
   try {
     const applied = migrateSqlite(db)
     // the log names the file as the error messages do: absolute, whatever the working directory

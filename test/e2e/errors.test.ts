@@ -1,8 +1,19 @@
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CliResult, freePort, installBinary, run, runCli, tempDir, useBinary } from './support.ts'
+import {
+  type CliResult,
+  freePort,
+  installBinary,
+  isRoot,
+  makeUnwritable,
+  run,
+  runCli,
+  tempDir,
+  unwritableSkip,
+  useBinary,
+} from './support.ts'
 import { skipIf, why } from '../support/skip.ts'
 
 /**
@@ -13,6 +24,7 @@ import { skipIf, why } from '../support/skip.ts'
  */
 
 const binary = useBinary()
+const unwritable = await unwritableSkip()
 const CLI = { timeoutMs: 15_000 }
 
 /** The one line on stderr; fails the test unless there is exactly one, reasonably short, without source code. */
@@ -36,29 +48,6 @@ async function whileTaken<T>(work: (port: number) => Promise<T>): Promise<T> {
   }
 }
 
-const isRoot = process.getuid?.() === 0
-
-/** Whether chattr +i holds on a file here: root ignores the mode bits, so only that attribute stops root writing. */
-async function chattrWorks(): Promise<boolean> {
-  const file = join(tempDir(), 'probe')
-  writeFileSync(file, '')
-  const set = await run(['chattr', '+i', file], { timeoutMs: 5_000 }).catch(() => undefined)
-  if (set?.code !== 0) return false
-  await run(['chattr', '-i', file], { timeoutMs: 5_000 })
-  return true
-}
-const unwritableSkip = isRoot && !(await chattrWorks()) && 'as root without a working chattr +i'
-
-/** Makes a file or directory unwritable, for root too (chattr +i) or for anyone else (chmod); returns the undo. */
-async function makeUnwritable(path: string, kind: 'file' | 'directory'): Promise<() => Promise<void>> {
-  if (!isRoot) {
-    await run(['chmod', kind === 'file' ? '0444' : '0555', path], { timeoutMs: 5_000 })
-    return async () => void (await run(['chmod', kind === 'file' ? '0644' : '0755', path], { timeoutMs: 5_000 }))
-  }
-  expect((await run(['chattr', '+i', path], { timeoutMs: 5_000 })).code).toBe(0)
-  return async () => void (await run(['chattr', '-i', path], { timeoutMs: 5_000 }))
-}
-
 /** The first port anyone may bind (Linux lets it be lowered, down to 0 in some containers). */
 const unprivilegedPorts = (() => {
   try {
@@ -67,6 +56,20 @@ const unprivilegedPorts = (() => {
     return 1024
   }
 })()
+
+/** Serves a migrated c.db while `name` beside it (made empty when missing) cannot be written; `check` gets the one line and the directory. */
+async function startWhileUnwritable(name: string, check: (line: string, cwd: string) => void): Promise<void> {
+  const cwd = tempDir()
+  expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd, ...CLI })).code).toBe(0)
+  const path = join(cwd, name)
+  if (!existsSync(path)) writeFileSync(path, '')
+  const restore = await makeUnwritable(path, 'file')
+  try {
+    check(oneLine(await runCli(binary(), ['--port', String(freePort()), '--db', 'c.db'], { cwd, ...CLI }), 1), cwd)
+  } finally {
+    await restore()
+  }
+}
 
 skipIf(why.sqlitePass).describe('serve: a failure to start is one line', () => {
   test('a port that is taken: exit 1, names the port, and leaves no database file behind', async () => {
@@ -160,27 +163,51 @@ skipIf(why.sqlitePass).describe('serve: a failure to start is one line', () => {
     expect(readdirSync(join(cwd, 'data'))).toEqual([])
   }, 30_000)
 
-  skipIf(unwritableSkip).test(
+  skipIf(unwritable).test(
     'a database file that cannot be written: exit 1, names the file',
     async () => {
-      const cwd = tempDir()
-      expect((await runCli(binary(), ['migrate', '--db', 'c.db'], { cwd, ...CLI })).code).toBe(0)
-      const file = join(cwd, 'c.db')
-      const restore = await makeUnwritable(file, 'file')
-      try {
-        const r = await runCli(binary(), ['--port', String(freePort()), '--db', 'c.db'], { cwd, ...CLI })
-        const line = oneLine(r, 1)
-        expect(line).toContain(file)
+      await startWhileUnwritable('c.db', (line, cwd) => {
+        expect(line).toContain(join(cwd, 'c.db'))
         expect(line).toContain('the file is read-only')
         expect(line).not.toContain('directory')
-      } finally {
-        await restore()
-      }
+        // refused before SQLite made its -wal and -shm beside it (with the file's mode, they would refuse the next start)
+        expect(readdirSync(cwd)).toEqual(['c.db'])
+      })
     },
     30_000,
   )
 
-  skipIf(unwritableSkip).test(
+  // what an operator meets: chmod 444, then the advice followed (root ignores the mode: it runs the binary as nobody)
+  test('a database file made read-only (chmod 444): refused with nothing made beside it, so chmod u+w is enough for the next start', async () => {
+    const dir = installBinary(binary())
+    chmodSync(dir, 0o777)
+    const asNobody = isRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+    const conduit = [...asNobody, join(dir, 'conduit')]
+    expect((await run([...conduit, 'migrate', '--db', 'c.db'], { cwd: dir, timeoutMs: 15_000 })).code).toBe(0)
+    chmodSync(join(dir, 'c.db'), 0o444)
+    const refused = await run([...conduit, '--port', String(freePort()), '--host', '127.0.0.1', '--db', 'c.db'], {
+      cwd: dir,
+      timeoutMs: 15_000,
+    })
+    expect(oneLine(refused, 1)).toContain(`${join(dir, 'c.db')}: the file is read-only; make it writable (chmod u+w`)
+    expect(readdirSync(dir).sort()).toEqual(['c.db', 'conduit'])
+    chmodSync(join(dir, 'c.db'), 0o644)
+    const again = await run([...conduit, 'migrate', '--db', 'c.db'], { cwd: dir, timeoutMs: 15_000 })
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' })
+  }, 30_000)
+
+  // what the fix above prevents, met by whoever started on a read-only file before it: the line names the file to fix
+  skipIf(unwritable).test(
+    'a -shm file left read-only beside a writable database: exit 1, names it',
+    async () => {
+      await startWhileUnwritable('c.db-shm', (line, cwd) =>
+        expect(line).toContain(`${join(cwd, 'c.db-shm')} is read-only; make it writable`),
+      )
+    },
+    30_000,
+  )
+
+  skipIf(unwritable).test(
     'a database in a directory that cannot be written (no room for its -wal file): exit 1, names the file',
     async () => {
       const cwd = tempDir()

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'bun:test'
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -347,6 +347,35 @@ export async function run(cmd: string[], options: { cwd?: string; env?: Record<s
   }
   await withTimeout(Promise.all([out.done, err.done]), 2_000, 'output streams').catch(() => {})
   return { code: proc.exitCode, signal: proc.signalCode, stdout: out.text, stderr: err.text }
+}
+
+// ---------------------------------------------------------------- files this process may not write
+
+export const isRoot = process.getuid?.() === 0
+
+/** Whether chattr +i holds on a file here: root ignores the mode bits, so only that attribute stops root writing. */
+async function chattrWorks(): Promise<boolean> {
+  const file = join(tempDir(), 'probe')
+  writeFileSync(file, '')
+  const set = await run(['chattr', '+i', file], { timeoutMs: 5_000 }).catch(() => undefined)
+  if (set?.code !== 0) return false
+  await run(['chattr', '-i', file], { timeoutMs: 5_000 })
+  return true
+}
+let unwritable: Promise<string | false> | undefined
+/** Why makeUnwritable cannot work here (skipIf's reason), or false: `const reason = await unwritableSkip()` at the top of a test file. */
+export const unwritableSkip = () =>
+  (unwritable ??= (async () => isRoot && !(await chattrWorks()) && 'as root without a working chattr +i')())
+
+/** Makes a file or directory unwritable, for root too (chattr +i) or for anyone else (chmod); returns the undo. */
+export async function makeUnwritable(path: string, kind: 'file' | 'directory'): Promise<() => Promise<void>> {
+  if (!isRoot) {
+    await run(['chmod', kind === 'file' ? '0444' : '0555', path], { timeoutMs: 5_000 })
+    return async () => void (await run(['chmod', kind === 'file' ? '0644' : '0755', path], { timeoutMs: 5_000 }))
+  }
+  const set = await run(['chattr', '+i', path], { timeoutMs: 5_000 })
+  if (set.code !== 0) throw new Error(`chattr +i ${path}: ${set.stderr}`)
+  return async () => void (await run(['chattr', '-i', path], { timeoutMs: 5_000 }))
 }
 
 // ---------------------------------------------------------------- HTTP

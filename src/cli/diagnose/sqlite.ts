@@ -66,6 +66,12 @@ function readOnly(what: string, file: string, code: string, sqlite: string, hint
   }
   if (dirLocked) return `${what}: its directory ${dir} is not writable (${wal}); make the directory writable or ${hint}`
   if (fileLocked) return `${what}: the file is read-only; make it writable (chmod u+w, or chattr -i) or ${hint}`
+  // left read-only by a start on the read-only file (SQLite gives them the file's mode), or made by another user
+  const locked = ['-wal', '-shm'].map((end) => `${file}${end}`).filter((f) => existsSync(f) && !writable(f))
+  if (locked.length) {
+    const [them, are] = locked.length > 1 ? ['them', 'are'] : ['it', 'is']
+    return `${what}: ${locked.join(' and ')} ${are} read-only; make ${them} writable (chmod u+w, or chown to this user) or ${hint}`
+  }
   return `${what} (${sqlite}): the file, its directory ${dir} or its -wal and -shm files are not writable; make them writable or ${hint}`
 }
 

@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite'
+import { accessSync, constants } from 'node:fs'
 import { DatabaseUnavailable } from '../types.ts'
 
 /**
@@ -17,6 +18,32 @@ export function openDatabase(path: string): Database {
   db.run('PRAGMA foreign_keys = ON')
   db.run('PRAGMA temp_store = MEMORY')
   return db
+}
+
+/**
+ * Opens the database of a command that writes it (serve, migrate, seed,
+ * admin), as openDatabase does, but refuses a file this process may not
+ * write before SQLite makes its -wal and -shm beside it with the file's
+ * read-only mode: they would still refuse the next start once the file
+ * itself was made writable.
+ */
+export function openWritable(path: string): Database {
+  if (path !== ':memory:' && path !== '') {
+    if (!writable(path)) {
+      throw Object.assign(new Error(`the database file ${path} is read-only for this process`), { code: 'SQLITE_READONLY' })
+    }
+  }
+  return openDatabase(path)
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK)
+    return true
+  } catch (e) {
+    // missing (a directory that does not exist): SQLite's own error names it
+    return (e as { code?: string }).code === 'ENOENT'
+  }
 }
 
 /**
