@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { closeSync, existsSync, openSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { redactUrl } from '../../config.ts'
 import { openDatabase } from '../../db/sqlite/open.ts'
@@ -22,9 +22,17 @@ export const backupCommand: Command = {
     if (existsSync(file)) throw new UsageError(`backup: ${file} already exists; choose a new file name`)
     if (!existsSync(config.databasePath)) throw noDatabase(config.databasePath)
     const db = openDatabase(config.databasePath)
+    let made = false
     try {
+      // made first, empty and readable by its owner only (it holds the signing secret and the password
+      // hashes): VACUUM INTO fills an empty file, and would make a new one 0644 under the usual umask
+      closeSync(openSync(file, 'wx', 0o600))
+      made = true
       db.query('VACUUM INTO ?').run(file)
     } catch (e) {
+      // no half-written or empty backup left behind to be mistaken for one
+      if (made) rmSync(file, { force: true })
+      if ((e as { code?: unknown }).code === 'EEXIST') throw new UsageError(`backup: ${file} already exists; choose a new file name`)
       throw backupFailure(e, file)
     } finally {
       db.close()

@@ -84,14 +84,18 @@ function writable(path: string): boolean {
   }
 }
 
+/** What creating a file can fail with, short of SQLite (the backup file is made before SQLite writes it). */
+const CANNOT_CREATE = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS'])
+
 /**
- * A failure of `VACUUM INTO file`: SQLite could not create the backup file
+ * A failure to create the backup file, or of `VACUUM INTO file` to open it
  * (the live database, already open, is not the one it could not open). Any
  * other failure is returned as it is, to be explained as a database failure.
  */
 export function backupFailure(error: unknown, file: string): unknown {
   const e = error as ErrorLike
-  if (!isSqliteError(e) || !String(e.code).startsWith('SQLITE_CANTOPEN')) return error
+  const sqliteCannotOpen = isSqliteError(e) && String(e.code).startsWith('SQLITE_CANTOPEN')
+  if (!sqliteCannotOpen && !CANNOT_CREATE.has(String(e?.code))) return error
   const problem = fileProblem(file) ?? `directory ${dirname(file)} is not writable`
   const fix = problem.endsWith('does not exist')
     ? 'create it or choose another backup file'

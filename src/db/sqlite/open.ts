@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { accessSync, constants } from 'node:fs'
+import { accessSync, closeSync, constants, openSync } from 'node:fs'
 import { DatabaseUnavailable } from '../types.ts'
 
 /**
@@ -22,18 +22,31 @@ export function openDatabase(path: string): Database {
 
 /**
  * Opens the database of a command that writes it (serve, migrate, seed,
- * admin), as openDatabase does, but refuses a file this process may not
- * write before SQLite makes its -wal and -shm beside it with the file's
- * read-only mode: they would still refuse the next start once the file
- * itself was made writable.
+ * admin), as openDatabase does, after two things SQLite would do otherwise:
+ * - a new file is made readable by its owner only (0600): it holds the JWT
+ *   signing secret and every password hash, and SQLite would make it 0644
+ *   under the usual umask. SQLite gives its -wal and -shm the file's mode.
+ * - a file this process may not write is refused before SQLite makes its
+ *   -wal and -shm beside it with the file's read-only mode: they would still
+ *   refuse the next start once the file itself was made writable.
  */
 export function openWritable(path: string): Database {
   if (path !== ':memory:' && path !== '') {
+    createPrivately(path)
     if (!writable(path)) {
       throw Object.assign(new Error(`the database file ${path} is read-only for this process`), { code: 'SQLITE_READONLY' })
     }
   }
   return openDatabase(path)
+}
+
+/** Creates `path` empty (an empty file is an empty SQLite database) with mode 0600, unless it exists; any other failure is left for SQLite to report. */
+function createPrivately(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600))
+  } catch {
+    // there already, or cannot be made: SQLite says which, as it always did
+  }
 }
 
 function writable(path: string): boolean {
