@@ -1,11 +1,15 @@
 import { expect, test } from 'bun:test'
-import { statSync } from 'node:fs'
+import { chownSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { skipIf, why } from '../support/skip.ts'
-import { register, runCli, startServer, tempDir, useBinary } from './support.ts'
+import { isRoot, makeUnwritable, register, runCli, startServer, tempDir, unwritableSkip, useBinary } from './support.ts'
 
-/** The files the binary keeps beside a SQLite database: who may read them. */
+/**
+ * The files the binary keeps beside a SQLite database: who may read them,
+ * and what it says when one it shares with other processes cannot be used.
+ */
 const binary = useBinary()
+const unwritable = await unwritableSkip()
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
 
 skipIf(why.sqliteOnly).describe('the SQLite files', () => {
@@ -30,4 +34,48 @@ skipIf(why.sqliteOnly).describe('the SQLite files', () => {
     expect(mode(other)).toBe('600')
     await fresh.stop()
   }, 60_000)
+
+  skipIf(unwritable).test(
+    'a change signal file the server cannot open: it serves, and says once why it is slower and how to fix it',
+    async () => {
+      const cwd = tempDir()
+      const db = join(cwd, 'c.db')
+      expect((await runCli(binary(), ['migrate', '--db', db], { cwd })).code).toBe(0)
+      // as one made by root (a command run as root before the service wrote) is for the service's user
+      writeFileSync(`${db}-changes`, new Uint8Array(4096))
+      const restore = await makeUnwritable(`${db}-changes`, 'file')
+      try {
+        const server = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABASE_PATH: db } })
+        const user = await register(server.url)
+        expect(user.token).toBeTruthy()
+        await server.stop()
+        const warnings = server
+          .stdout()
+          .split('\n')
+          .filter((l) => l.includes(' WARN '))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toContain(
+          `WARN cannot use the change signal ${db}-changes, so every request asks SQLite what changed (slower): give the file to the service's user (chown) or remove it while no process uses the database reason=`,
+        )
+      } finally {
+        await restore()
+      }
+    },
+    30_000,
+  )
+
+  skipIf(!isRoot && 'needs root: a command run as root on a database another user owns').test(
+    "a command run as root on another user's database makes the change signal that user's, as SQLite makes its -wal and -shm",
+    async () => {
+      const cwd = tempDir()
+      const db = join(cwd, 'c.db')
+      expect((await runCli(binary(), ['migrate', '--db', db], { cwd })).code).toBe(0)
+      chownSync(db, 65534, 65534)
+      const seed = await runCli(binary(), ['seed', '--db', db, '--users', '2', '--articles', '2'], { cwd })
+      expect(seed.code).toBe(0)
+      const signal = statSync(`${db}-changes`)
+      expect({ uid: signal.uid, gid: signal.gid, mode: mode(`${db}-changes`) }).toEqual({ uid: 65534, gid: 65534, mode: '600' })
+    },
+    30_000,
+  )
 })

@@ -144,8 +144,24 @@ export class SqliteChanges implements ChangeFeed {
   }
 
   private get signal(): ChangeSignal | undefined {
-    if (this.signalFile === null) this.signalFile = this.location === ':memory:' ? undefined : ChangeSignal.open(this.location)
+    if (this.signalFile === null) return this.openSignal()
     return this.signalFile
+  }
+
+  /** why the signal could not be opened (then SQLite is asked at every request) */
+  private signalProblem: Error | undefined
+
+  private openSignal(): ChangeSignal | undefined {
+    const opened = this.location === ':memory:' ? undefined : ChangeSignal.open(this.location)
+    this.signalProblem = opened instanceof Error ? opened : undefined
+    this.signalFile = opened instanceof Error ? undefined : opened
+    return this.signalFile
+  }
+
+  /** Opens the signal now (a server, as it starts); returns why it cannot be used, if it cannot. */
+  signalFailure(): Error | undefined {
+    void this.signal
+    return this.signalProblem
   }
 
   sync(): void {
@@ -158,7 +174,7 @@ export class SqliteChanges implements ChangeFeed {
       }
       if (now - this.signalAt >= SIGNAL_FALLBACK_MS && !signal.current()) {
         // the file was removed or replaced: map the one the path names now (the others will)
-        this.signalFile = ChangeSignal.open(this.location)
+        this.openSignal()
       }
       this.signalSeen = this.signalFile?.read() ?? Number.NaN
       this.signalAt = now

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, statSync } from 'node:fs'
+import { closeSync, fchownSync, fstatSync, ftruncateSync, openSync, statSync } from 'node:fs'
 
 /** The file's size: one page, of which the first four bytes are the counter. */
 const SIZE = 4096
@@ -23,14 +23,32 @@ export class ChangeSignal {
     private readonly inode: number,
   ) {}
 
-  /** The signal beside `database`, or undefined where that file cannot be made or mapped (then ask SQLite every time). */
-  static open(database: string): ChangeSignal | undefined {
+  /**
+   * The signal beside `database`, or why that file cannot be made or mapped
+   * (then SQLite is asked at every request). Made by root (a command run as
+   * root on the service's database), it is given to the database file's
+   * owner, as SQLite gives its -wal and -shm: else the service could not
+   * open it.
+   */
+  static open(database: string): ChangeSignal | Error {
     const path = `${database}-changes`
     try {
-      // 'a+': created when missing, never truncated
-      const fd = openSync(path, 'a+', 0o600)
+      let fd: number
+      let made = true
+      try {
+        fd = openSync(path, 'wx', 0o600)
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'EEXIST') throw e
+        // there already: opened for writing (never truncated)
+        fd = openSync(path, 'a+', 0o600)
+        made = false
+      }
       let inode: number
       try {
+        if (made && process.getuid?.() === 0) {
+          const owner = statSync(database)
+          if (owner.uid !== 0) fchownSync(fd, owner.uid, owner.gid)
+        }
         const st = fstatSync(fd)
         if (st.size < SIZE) ftruncateSync(fd, SIZE)
         inode = st.ino
@@ -38,10 +56,10 @@ export class ChangeSignal {
         closeSync(fd)
       }
       const bytes = Bun.mmap(path, { shared: true })
-      if (bytes.byteLength < SIZE) return undefined
+      if (bytes.byteLength < SIZE) return new Error(`${path} is shorter than ${SIZE} bytes`)
       return new ChangeSignal(path, new Int32Array(bytes.buffer, bytes.byteOffset, 1), inode)
-    } catch {
-      return undefined
+    } catch (e) {
+      return e instanceof Error ? e : new Error(String(e))
     }
   }
 

@@ -52,6 +52,15 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     own: (resource) => void owned.push(resource),
     startUpkeep(logger) {
       db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
+      // (a file made by root, or with its mode changed by hand): it works without, at a cost, so it is said once
+      const signal = changes.signalFailure()
+      if (signal) {
+        const file = `${location}-changes`
+        logger.warn(
+          `cannot use the change signal ${file}, so every request asks SQLite what changed (slower): give the file to the service's user (chown) or remove it while no process uses the database`,
+          { reason: signal.message },
+        )
+      }
       // started once serving: its thread and connection are not needed for the first answers
       return location === ':memory:' ? undefined : startCheckpointer(location, logger, { delayMs: 100 })
     },
