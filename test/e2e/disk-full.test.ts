@@ -28,25 +28,28 @@ skipIf(why.sqliteOnly || tmpfsReason()).describe('SQLite on a full disk', () => 
       const filler = disk.fill()
       // what is left of the WAL's room takes a few articles; then SQLite needs a page the disk does not have
       let full: Awaited<ReturnType<typeof api>> | undefined
+      let created = 0
       for (let i = 0; i < 60 && !full; i++) {
         const res = await api(a.url, 'POST', '/api/articles', { token: user.token, body: article(i) })
-        if (res.status !== 201) full = res
+        if (res.status === 201) created++
+        else full = res
       }
       expect(full && { status: full.status, body: full.body, retry: full.headers.get('retry-after') }).toEqual({
         status: 503,
         body: UNAVAILABLE,
         retry: '2',
       })
-      // a login counts its attempt in the database (the throttle): the same 503, not a 500
+      // a login counts its attempt in the database (the throttle): never a 500. (Its few pages may still fit
+      // where the article's did not, in the WAL the failed write grew: then it succeeds.)
       const login = await api(a.url, 'POST', '/api/users/login', { body: { user: { email: user.email, password: user.password } } })
-      expect({ status: login.status, body: login.body }).toEqual({ status: 503, body: UNAVAILABLE })
+      expect(login.status === 200 || (login.status === 503 && Bun.deepEquals(login.body, UNAVAILABLE))).toBe(true)
       // reads go on
       expect((await api(a.url, 'GET', '/api/articles?limit=1')).status).toBe(200)
       // idle for a while: the checkpointer (every 200 ms) keeps failing, and says so once
       await Bun.sleep(1_500)
       const log = a.stdout()
       expect(log).toContain(`WARN database unavailable method=POST path=/api/articles ${FULL}`)
-      expect(log).toContain(`WARN database unavailable method=POST path=/api/users/login ${FULL}`)
+      if (login.status === 503) expect(log).toContain(`WARN database unavailable method=POST path=/api/users/login ${FULL}`)
       expect(count(log, 'background checkpoint failed')).toBe(1)
       expect(log).not.toContain('unhandled error')
 
@@ -60,10 +63,10 @@ skipIf(why.sqliteOnly || tmpfsReason()).describe('SQLite on a full disk', () => 
       expect(`${a.stdout()}${a.stderr()}`).not.toMatch(/^\s+at /m)
       expect(a.stderr()).toBe('')
 
-      // a start on the full disk serves what was written
+      // a start on the full disk serves everything that was acknowledged (none, when the first article did not fit)
       const b = await startServer(binary(), { env })
       const before = (await api(b.url, 'GET', '/api/articles?limit=1')).body.articlesCount
-      expect(before).toBeGreaterThan(0)
+      expect(before).toBe(created)
       await b.waitForStdout((out) => out.includes('background checkpoint failed'))
       unlinkSync(filler)
       // space freed: writes are back, and so are the checkpoints, each said once
