@@ -30,7 +30,7 @@ export async function openStore(config: Config, logger?: Logger): Promise<Opened
   let note: Timer | undefined
   const waiting = (ms: number) => {
     note = setTimeout(() => {
-      logger.info('still opening the database: waiting for it to answer, or for another instance to finish migrating it', {
+      logger.info('still opening the database: migrating it, or waiting for it to answer or for another instance to finish migrating it', {
         database,
         seconds: Math.round((performance.now() - t0) / 1000),
       })

@@ -309,7 +309,7 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       const server = await starting
       expect((await api(server.url, 'GET', '/api/articles')).status).toBe(200)
       expect(server.stdout()).toMatch(
-        /INFO still opening the database: waiting for it to answer, or for another instance to finish migrating it database=\S+ seconds=2\n/,
+        /INFO still opening the database: migrating it, or waiting for it to answer or for another instance to finish migrating it database=\S+ seconds=2\n/,
       )
       expect(server.stdout().indexOf('still opening the database')).toBeLessThan(server.stdout().indexOf('INFO listening'))
       await server.stop()
@@ -349,7 +349,9 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       await holder.unsafe(`SELECT pg_advisory_unlock(${LOCK})`)
       const server = await starting
       const log = server.stdout()
-      expect(log).toContain('INFO still opening the database: waiting for it to answer, or for another instance to finish migrating it')
+      expect(log).toContain(
+        'INFO still opening the database: migrating it, or waiting for it to answer or for another instance to finish migrating it',
+      )
       expect(log.indexOf('still opening the database')).toBeLessThan(log.indexOf('INFO database migrated'))
       expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
       await server.stop()
