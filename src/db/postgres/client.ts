@@ -97,11 +97,12 @@ function withDeadline<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T>
 }
 
 /**
- * SQLSTATEs that mean "the server cannot serve now": connection failures, shutdown, start-up, too
- * many clients, a database that refuses connections, is gone or no longer lets us in, and a
- * standby where the primary was (read-only, as during a failover).
+ * SQLSTATEs that mean "the server cannot serve now": connection failures, shutdown, start-up,
+ * resources short (53: a full disk, memory, too many clients), a database that refuses
+ * connections, is gone or no longer lets us in, and a standby where the primary was (read-only,
+ * as during a failover).
  */
-const UNAVAILABLE_STATES = /^(08...|57P0[1-3]|53300|53400|55000|3D000|28000|28P01|25006)$/
+const UNAVAILABLE_STATES = /^(08...|57P0[1-3]|53...|55000|3D000|28000|28P01|25006)$/
 
 /** Whether an error means the database could not be reached (answered 503), not that the query was wrong. */
 export function isUnavailable(e: unknown): boolean {
