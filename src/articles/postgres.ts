@@ -29,6 +29,36 @@ const ARTICLE_LOCK = 0x736c7567 // "slug"
 /** Waits for the advisory lock article creations and slug changes take, held until commit. */
 const lock = (tx: TransactionSQL) => tx`SELECT pg_advisory_xact_lock(${ARTICLE_LOCK}, hashtext(current_schema()))`
 
+/**
+ * Tags and their counters under concurrent writes. Every link added or
+ * removed moves its tag's articles_count (a trigger), which locks the tag's
+ * row until commit; and an upsert of an existing tag waits for any
+ * transaction that moved that row. Taken as they came (the upsert in one
+ * order, the triggers in the links' order, a deletion's in yet another),
+ * writers sharing tags deadlocked. So each write that links or unlinks tags
+ * first locks every tag it will touch, the missing ones inserted, in one
+ * statement and in one order, code-point order of the names (the "C"
+ * collation): the counters' updates then find their rows locked already.
+ * A write waits at most for the tags' earlier holders, never in a cycle.
+ * `DO UPDATE ... WHERE false` locks each existing row as FOR NO KEY UPDATE
+ * does (what the counter's UPDATE takes) and writes nothing; the links'
+ * foreign-key checks (FOR KEY SHARE) are not held up by it. The tags come
+ * before the slug lock (see `add`), so a creation never waits for a tag
+ * while every other creation waits for it.
+ */
+const TAG_LOCK = 'ON CONFLICT (name) DO UPDATE SET articles_count = tags.articles_count WHERE false'
+
+/** Inserts the missing tags of `names` and locks the others, in name order (see TAG_LOCK). */
+const lockTags = (tx: TransactionSQL, names: readonly string[]) =>
+  tx`INSERT INTO tags (name) SELECT DISTINCT unnest(${names}::text[]) COLLATE "C" AS name ORDER BY name ${tx.unsafe(TAG_LOCK)}`
+
+/** lockTags for a retagging: the new tags and the article's current ones, which it may unlink. */
+const lockRetagged = (tx: TransactionSQL, article: number, names: readonly string[]) =>
+  tx`INSERT INTO tags (name)
+     SELECT name FROM (SELECT unnest(${names}::text[]) COLLATE "C" AS name
+                       UNION SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = ${article}) touched
+     ORDER BY name ${tx.unsafe(TAG_LOCK)}`
+
 /** The reads of articles on PostgreSQL. */
 export function postgresArticleReads(sql: SQL): ArticleReadSql {
   return {
@@ -68,12 +98,10 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
     setSlugCounter: async (base, next) =>
       void (await tx`INSERT INTO slug_counters (base, next) VALUES (${base}, ${next}) ON CONFLICT (base) DO UPDATE SET next = EXCLUDED.next`),
     async add(a) {
-      // sorted: concurrent writers insert new tags in one order (no deadlock on the unique index)
-      const names = [...a.tags].sort()
+      const names = [...a.tags]
+      // the tags first: the slug lock is taken with every tag row already held (see TAG_LOCK)
+      const tagged = names.length ? lockTags(tx, names).execute() : null
       const locked = lock(tx).execute()
-      const tagged = names.length
-        ? tx`INSERT INTO tags (name) SELECT unnest(${names}::text[]) ON CONFLICT (name) DO NOTHING`.execute()
-        : null
       // ids grow with created_at: a new article is never older than the newest one (the lock keeps it so)
       const added = tx`WITH added AS (
           INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
@@ -89,7 +117,7 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
           ARRAY(SELECT t.name FROM tags t WHERE t.id IN (SELECT tag_id FROM linked)) AS tags,
           EXISTS (SELECT 1 FROM follows WHERE follower_id = ${a.author} AND followee_id = ${a.author}) AS following
         FROM added CROSS JOIN users u WHERE u.id = ${a.author}`.execute()
-      const [, , [r]] = await pipelined(locked, tagged, added)
+      const [, , [r]] = await pipelined(tagged, locked, added)
       if (!r) return null
       const at = ms(r.created_at)
       const { slug, title, description, body, author } = a
@@ -114,18 +142,27 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
           body = coalesce(${e.body}::text, body),
           updated_at = greatest(${e.now}::bigint, updated_at + 1)
         WHERE id = ${id}`),
-    remove: async (id) => void (await tx`DELETE FROM articles WHERE id = ${id}`),
+    async remove(id) {
+      // its links go with it (a cascade), each moving its tag's counter: their rows are locked first, in name order (see TAG_LOCK)
+      const locked = tx`SELECT 1 FROM tags WHERE id IN (SELECT tag_id FROM article_tags WHERE article_id = ${id})
+                        ORDER BY name FOR NO KEY UPDATE`.execute()
+      const removed = tx`DELETE FROM articles WHERE id = ${id}`.execute()
+      await pipelined(locked, removed)
+    },
     async setTags(article, tags, replacing) {
-      // sorted: concurrent writers insert new tags in one order (no deadlock on the unique index)
-      const names = [...tags].sort()
-      if (replacing) {
-        await tx`DELETE FROM article_tags WHERE article_id = ${article}
-                   AND tag_id NOT IN (SELECT id FROM tags WHERE name = ANY (${names}::text[]))`
-      }
-      if (!names.length) return
-      await tx`INSERT INTO tags (name) SELECT unnest(${names}::text[]) ON CONFLICT (name) DO NOTHING`
-      await tx`INSERT INTO article_tags (tag_id, article_id) SELECT id, ${article} FROM tags WHERE name = ANY (${names}::text[])
-               ON CONFLICT DO NOTHING`
+      const names = [...tags]
+      if (!names.length && !replacing) return
+      // every tag this may link or unlink, locked first (see TAG_LOCK); the three statements travel together
+      const locked = (replacing ? lockRetagged(tx, article, names) : lockTags(tx, names)).execute()
+      const unlinked = replacing
+        ? tx`DELETE FROM article_tags WHERE article_id = ${article}
+               AND tag_id NOT IN (SELECT id FROM tags WHERE name = ANY (${names}::text[]))`.execute()
+        : null
+      const linked = names.length
+        ? tx`INSERT INTO article_tags (tag_id, article_id) SELECT id, ${article} FROM tags WHERE name = ANY (${names}::text[])
+               ON CONFLICT DO NOTHING`.execute()
+        : null
+      await pipelined(locked, unlinked, linked)
     },
     async setFavorite(user, slug, on) {
       if (nameless(slug)) return null

@@ -72,7 +72,10 @@ export interface ArticleReadSql {
  * implements these and decides nothing (writes.ts does).
  */
 export interface ArticleWriteSql {
-  /** Held until commit by whatever allocates a slug (PostgreSQL's advisory lock; SQLite's write lock already is one). */
+  /**
+   * Held until commit by whatever allocates a slug (PostgreSQL's advisory lock; SQLite's write lock already is one).
+   * A write that changes tags does so before it takes this lock (PostgreSQL: tag rows, then this lock, in every write).
+   */
   lockSlugs(): Awaitable<void>
   /** Whether an article has this slug. */
   slugTaken(slug: string): Awaitable<boolean>
@@ -82,7 +85,8 @@ export interface ArticleWriteSql {
   suffixedSlugs(base: string): Awaitable<string[]>
   setSlugCounter(base: string, next: number): Awaitable<void>
   /**
-   * Takes the slug lock (lockSlugs), then adds the article under `a.slug`
+   * Locks its tags (creating the missing ones), takes the slug lock
+   * (lockSlugs), then adds the article under `a.slug`
    * with its tags and answers it as its author sees it; null, adding nothing,
    * when an article has that slug. Its created_at is never before the newest
    * article's. PostgreSQL sends it all at once: one round trip.
@@ -92,8 +96,12 @@ export interface ArticleWriteSql {
   find(slug: string): Awaitable<ArticleHead | null>
   tagsOf(id: number): Awaitable<string[]>
   update(id: number, e: ArticleEdit): Awaitable<void>
+  /** Deletes the article with its links, comments and favorites (PostgreSQL: its tags' rows locked first, in name order). */
   remove(id: number): Awaitable<void>
-  /** Links these tags (creating the missing ones); `replacing`: unlinks the others first. */
+  /**
+   * Links these tags (creating the missing ones); `replacing`: unlinks the others first. PostgreSQL: every tag
+   * it links or unlinks is locked first, in name order, all in one round trip.
+   */
   setTags(id: number, tags: readonly string[], replacing: boolean): Awaitable<void>
   /**
    * Adds (on) or removes (off) the user's favorite of the article at `slug`,

@@ -72,15 +72,16 @@ function* create(sql: ArticleWriteSql, changed: Changed, author: Viewer, a: NewA
 function* update(sql: ArticleWriteSql, changed: Changed, viewer: Viewer, slug: string, c: ArticleChanges): Steps<WrittenArticle> {
   const a = yield* found(sql, slug)
   if (!mayEdit(viewer, a)) throw forbidden('article')
+  const before = c.tagList ? yield* wait(sql.tagsOf(a.id)) : []
+  // the tags before the slug lock, as a creation takes them (on PostgreSQL: locks in one order, no deadlock)
+  if (c.tagList) yield* wait(sql.setTags(a.id, c.tagList, true))
   let newSlug = a.slug
   if (newSlugNeeded(a.title, c.title)) {
     yield* wait(sql.lockSlugs())
     newSlug = yield* freeSlug(sql, c.title)
   }
-  const before = c.tagList ? yield* wait(sql.tagsOf(a.id)) : []
   const { title = null, description = null, body = null } = c
   yield* wait(sql.update(a.id, { slug: newSlug, title, description, body, now: Date.now() }))
-  if (c.tagList) yield* wait(sql.setTags(a.id, c.tagList, true))
   changed(articleEdited(a.id, newSlug !== a.slug, c.tagList ? tagsDiff(before, c.tagList) : []))
   return yield* wait(sql.written(a.id, viewer.id))
 }
