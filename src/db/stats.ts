@@ -15,6 +15,8 @@ export const dbStats = {
   unavailable: 0,
   /** answered 503: a statement or lock wait ran past its limit, or no answer came in time */
   timeouts: 0,
+  /** PostgreSQL, answered 503: a write rolled back by a deadlock or serialization failure at each of its tries */
+  conflicts: 0,
   /** SQLite: a write that found the database locked past busy_timeout */
   busy: 0,
   /** any other error from the database (not a constraint the code maps to a 409 or 422) */

@@ -108,6 +108,7 @@ export class ServiceMetrics {
       family('conduit_db_errors_total', 'counter', 'Database work that failed, by why (answered 503, or 500 for `other`).', base, [
         ['reason="unavailable"', dbStats.unavailable],
         ['reason="timeout"', dbStats.timeouts],
+        ['reason="conflict"', dbStats.conflicts],
         ['reason="busy"', dbStats.busy],
         ['reason="other"', dbStats.errors],
       ]),

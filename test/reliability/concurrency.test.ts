@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { api, type Server, startServer, useBinary } from '../e2e/support.ts'
 import { testApp } from '../support/app.ts'
 import { mulberry32 } from '../../src/random.ts'
+import { dbStats } from '../../src/db/stats.ts'
+import { skipIf, why } from '../support/skip.ts'
 import { storageViolations } from './invariants.ts'
 
 /**
@@ -486,5 +488,48 @@ describe('against the compiled binary over 127.0.0.1', () => {
       await run({ request: (method, path, options = {}) => api(base, method, path, options), db })
       expect(server.proc.exitCode).toBeNull()
     }, 30_000)
+  }
+})
+
+skipIf(why.postgresOnly).describe('a conflict the retries do not get past (PostgreSQL)', () => {
+  // a trigger that fails every try of one creation as the server fails a transaction it rolls back
+  for (const [state, name] of [
+    ['40P01', 'deadlock_detected'],
+    ['40001', 'serialization_failure'],
+  ] as const) {
+    test(`${state} (${name}) at every try: three tries, then 503 with Retry-After, nothing stored; then served again`, async () => {
+      const app = await testApp()
+      await app.db.run('CREATE SEQUENCE tries')
+      await app.db.run(`CREATE FUNCTION conflicted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.title = 'Conflicted' THEN
+            PERFORM nextval('tries');
+            RAISE EXCEPTION 'made to fail' USING ERRCODE = '${name}';
+          END IF;
+          RETURN NEW;
+        END $$`)
+      await app.db.run('CREATE TRIGGER conflicted BEFORE INSERT ON articles FOR EACH ROW EXECUTE FUNCTION conflicted()')
+      const token = (await register({ request: app.request, db: app.db })).token
+      const conflicts = dbStats.conflicts
+      const res = await app.request('POST', '/api/articles', {
+        token,
+        body: { article: { title: 'Conflicted', description: 'd', body: 'b', tagList: ['conflicted'] } },
+      })
+      expect({ status: res.status, body: res.body, retryAfter: res.headers.get('retry-after') }).toEqual({
+        status: 503,
+        body: { errors: { database: ['is unavailable; try again shortly'] } },
+        retryAfter: '2',
+      })
+      expect(await app.db.count('SELECT last_value FROM tries')).toBe(3)
+      expect(dbStats.conflicts - conflicts).toBe(1)
+      expect(await app.db.count('SELECT count(*) FROM articles')).toBe(0)
+      expect((await app.request('GET', '/api/tags')).body.tags).toEqual([])
+      const fine = await app.request('POST', '/api/articles', {
+        token,
+        body: { article: { title: 'Fine', description: 'd', body: 'b', tagList: ['conflicted'] } },
+      })
+      expect(fine.status).toBe(201)
+      expect((await app.request('GET', '/api/tags')).body.tags).toEqual(['conflicted'])
+    })
   }
 })

@@ -2,7 +2,7 @@ import type { SQL, TransactionSQL } from 'bun'
 import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
 import type { ChangeFeed, ChangeStats } from '../store.ts'
-import { guardedTransaction, read, write } from './client.ts'
+import { guardedTransaction, isConflict, read, write } from './client.ts'
 
 /**
  * The changes committed since a snapshot ($1 its xmax, $2 its in-progress
@@ -111,7 +111,7 @@ export class PgChanges implements ChangeFeed {
         return { result, seqs: await Promise.all(logged) }
       })
     return write(async (expired) => {
-      // a deadlock or serialization failure rolled everything back: safe to run again
+      // a deadlock or serialization failure rolled everything back: safe to run again (the last one is a 503, see write())
       for (let tries = 1; ; tries++) {
         try {
           const { result, seqs } = await attempt(expired)
@@ -119,8 +119,7 @@ export class PgChanges implements ChangeFeed {
           if (seqs.length) this.committed(seqs, changed)
           return result
         } catch (e) {
-          const state = (e as { errno?: unknown }).errno
-          if (tries >= 3 || expired() || (state !== '40P01' && state !== '40001')) throw e
+          if (tries >= 3 || expired() || !isConflict(e)) throw e
         }
       }
     })

@@ -118,6 +118,20 @@ export function isUnavailable(e: unknown): boolean {
   )
 }
 
+/** SQLSTATEs of a transaction the server rolled back to end a deadlock (40P01) or a serialization failure (40001). */
+const CONFLICT_STATES = /^(40P01|40001)$/
+
+/**
+ * Whether the server rolled the transaction back because of other
+ * transactions (a deadlock, a serialization failure): safe to run again
+ * (PgChanges.write does, a few times); still failing after that, 503 like
+ * the other transient states, never 500.
+ */
+export function isConflict(e: unknown): boolean {
+  const errno = (e as { errno?: unknown } | null)?.errno
+  return typeof errno === 'string' && CONFLICT_STATES.test(errno)
+}
+
 /** A PostgreSQL unique violation (SQLSTATE 23505), optionally of one constraint. */
 export function isUniqueViolation(e: unknown, constraint?: string): boolean {
   const err = e as { errno?: unknown; constraint?: unknown } | null
@@ -167,13 +181,15 @@ function counted(thrown: unknown, cause: unknown): unknown {
   if (cause instanceof Abandoned) return thrown
   if (isTimedOut(cause)) dbStats.timeouts++
   else if (isUnavailable(cause)) dbStats.unavailable++
+  else if (isConflict(cause)) dbStats.conflicts++
   else if (!isUniqueViolation(cause)) dbStats.errors++
   return thrown
 }
 
 /**
  * Runs a write once (it may have committed before the connection broke: never
- * retried); unreachable or timed out: 503. A statement the server timed out
+ * retried); unreachable, timed out, or rolled back by a conflict its caller
+ * did not get past (see isConflict): 503. A statement the server timed out
  * rolled its transaction back. Past the deadline, `expired()` is true: a
  * transaction checks it when it gets its connection and before it commits
  * (guardedTransaction), so one answered 503 rolls back; only a COMMIT
@@ -187,7 +203,7 @@ export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T>
     try {
       return await fn(expired)
     } catch (e) {
-      throw counted(isUnavailable(e) || isTimedOut(e) ? new DatabaseUnavailable(e) : e, e)
+      throw counted(isUnavailable(e) || isTimedOut(e) || isConflict(e) ? new DatabaseUnavailable(e) : e, e)
     } finally {
       dbStats.inFlight--
     }
