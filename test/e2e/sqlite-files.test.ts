@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { chownSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { skipIf, why } from '../support/skip.ts'
@@ -33,6 +34,33 @@ skipIf(why.sqliteOnly).describe('the SQLite files', () => {
     const fresh = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABASE_PATH: other } })
     expect(mode(other)).toBe('600')
     await fresh.stop()
+  }, 60_000)
+
+  test('a write lock held by another process past busy_timeout: 503 with Retry-After, nothing written; then served', async () => {
+    const db = join(tempDir(), 'c.db')
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABASE_PATH: db } })
+    const other = new Database(db)
+    try {
+      const user = await register(server.url)
+      other.run('BEGIN IMMEDIATE')
+      const post = (title: string) =>
+        fetch(`${server.url}/api/articles`, {
+          method: 'POST',
+          headers: { authorization: `Token ${user.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ article: { title, description: 'd', body: 'b' } }),
+          signal: AbortSignal.timeout(20_000),
+        })
+      const refused = await post('while locked')
+      expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '2'])
+      expect(await refused.json()).toEqual({ errors: { database: ['is unavailable; try again shortly'] } })
+      other.run('ROLLBACK')
+      expect((await post('after the lock')).status).toBe(201)
+      expect(other.query("SELECT count(*) AS n FROM articles WHERE title = 'while locked'").get()).toEqual({ n: 0 })
+      expect(server.stdout()).toContain('database is locked')
+    } finally {
+      other.close()
+      await server.stop()
+    }
   }, 60_000)
 
   skipIf(unwritable).test(

@@ -113,8 +113,12 @@ export class SqliteChanges implements ChangeFeed {
       done = this.transaction.immediate(fn, changed)
     } catch (e) {
       const code = String((e as { code?: unknown }).code ?? '')
-      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) dbStats.busy++
-      else if (isStorageFailure(e)) {
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+        // another process held the write lock past busy_timeout (a long backup, a hand edit): rolled
+        // back, and nothing is wrong with the request: 503, to be sent again shortly
+        dbStats.busy++
+        throw new DatabaseUnavailable(e)
+      } else if (isStorageFailure(e)) {
         // a full disk or an I/O error: rolled back, and answered 503 as a database out of reach
         dbStats.unavailable++
         throw new DatabaseUnavailable(e)
