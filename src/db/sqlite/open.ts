@@ -36,6 +36,10 @@ export function openWritable(path: string): Database {
     if (!writable(path)) {
       throw Object.assign(new Error(`the database file ${path} is read-only for this process`), { code: 'SQLITE_READONLY' })
     }
+    // one left read-only beside it: refused before SQLite opens it, which would then remove it on closing
+    for (const beside of [`${path}-wal`, `${path}-shm`]) {
+      if (!writable(beside)) throw Object.assign(new Error(`${beside} is read-only for this process`), { code: 'SQLITE_READONLY' })
+    }
   }
   return openDatabase(path)
 }
