@@ -123,7 +123,7 @@ const AB_SECRET = 'bench-ab-signing-secret-of-at-least-32-characters'
 /** The order of a round: A first in even rounds, B first in odd ones. */
 const orderOf = (round: number) => (round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const))
 
-/** Starts one build pinned to core 0 on `db`; resolves once it answers /health. */
+/** Starts one build pinned to core 0 on `db`; resolves once it answers /ready (its database open). */
 async function startBuild(which: 'A' | 'B', db: string) {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
@@ -132,7 +132,7 @@ async function startBuild(which: 'A' | 'B', db: string) {
     core: 0,
     env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn', JWT_SECRET: AB_SECRET, ...extraEnv[which] },
   })
-  return { which, server, base, ready: () => waitForAnswer(`${base}/health`, t0, server) }
+  return { which, server, base, ready: () => waitForAnswer(`${base}/ready`, t0, server) }
 }
 
 /** The measured endpoint; the first call discovers its fixture through `base`. */

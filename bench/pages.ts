@@ -61,7 +61,7 @@ const base = `http://127.0.0.1:${port}`
 const t0 = performance.now()
 const server = spawn([binary], { core: 0, env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db, LOG_LEVEL: 'warn' } })
 onCleanup(() => stop(server))
-await waitForAnswer(`${base}/health`, t0, server)
+await waitForAnswer(`${base}/ready`, t0, server)
 
 // ------------------------------------------------------------------ what is measured
 const api = async (path: string, init: RequestInit = {}) => {

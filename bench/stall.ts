@@ -57,7 +57,7 @@ const base = `http://127.0.0.1:${port}`
 const t0 = performance.now()
 const server = spawn([BINARY], { env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: db, LOG_LEVEL: 'warn' } })
 onCleanup(() => stop(server))
-await waitForAnswer(`${base}/health`, t0, server)
+await waitForAnswer(`${base}/ready`, t0, server)
 
 const get = async (path: string) => {
   const res = await fetch(base + path)

@@ -160,7 +160,7 @@ let measuredFrom = 0
 let wrkResult: Awaited<ReturnType<typeof runWrk>>
 let cpuUs = 0
 try {
-  await waitForAnswer(`${base}/health`, t0, server)
+  await waitForAnswer(`${base}/ready`, t0, server)
   const fixture = await discover(base, RUN_DIR, spec.users, { mix: true, seed: 1 })
   const e = endpoints(fixture).find((x) => x.name === (values.variant as EndpointName))
   if (e?.script.kind !== 'mix') throw new Error(`--variant must be a mix (mix-0, mix-1, mix-5), got ${values.variant}`)

@@ -61,13 +61,13 @@ const servers = Array.from({ length: INSTANCES }, () => {
 async function ready(url: string) {
   const until = Date.now() + 30_000
   while (Date.now() < until) {
-    const ok = await fetch(`${url}/health`)
+    const ok = await fetch(`${url}/ready`)
       .then((r) => r.ok)
       .catch(() => false)
     if (ok) return
     await Bun.sleep(100)
   }
-  throw new Error(`${url} did not answer /health within 30 s`)
+  throw new Error(`${url} did not answer /ready within 30 s`)
 }
 // the first creates the schema; the others then start on it
 for (const s of servers) await ready(s.url)

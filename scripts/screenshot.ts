@@ -49,7 +49,7 @@ try {
   for (
     let i = 0;
     i < 100 &&
-    !(await fetch(`${site}/health`).then(
+    !(await fetch(`${site}/ready`).then(
       (r) => r.ok,
       () => false,
     ));

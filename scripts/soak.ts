@@ -308,7 +308,7 @@ async function main(): Promise<number> {
   const ready = Date.now() + 10_000
   for (;;) {
     if (server.exitCode !== null) throw new Error(`server exited (${server.exitCode}):\n${serverOut}`)
-    const ok = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) }).then(
+    const ok = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(1000) }).then(
       (r) => r.ok,
       () => false,
     )
