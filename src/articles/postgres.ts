@@ -116,7 +116,8 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
         SELECT added.id, added.created_at, u.username, u.bio, u.image,
           ARRAY(SELECT t.name FROM tags t WHERE t.id IN (SELECT tag_id FROM linked)) AS tags,
           EXISTS (SELECT 1 FROM follows WHERE follower_id = ${a.author} AND followee_id = ${a.author}) AS following
-        FROM added CROSS JOIN users u WHERE u.id = ${a.author}`.execute()
+        -- FOR KEY SHARE: a rename (FOR UPDATE) waits for this write, or this reads the name it committed
+        FROM added CROSS JOIN (SELECT username, bio, image FROM users WHERE id = ${a.author} FOR KEY SHARE) u`.execute()
       const [, , [r]] = await pipelined(tagged, locked, added)
       if (!r) return null
       const at = ms(r.created_at)
@@ -166,15 +167,16 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
     },
     async setFavorite(user, slug, on) {
       if (nameless(slug)) return null
-      // FOR KEY SHARE: the article cannot be deleted while its favorite is written
+      // FOR KEY SHARE: the article cannot be deleted while its favorite is written; a rename of the user
+      // (FOR UPDATE) waits for this write, or the key read is the one it committed
       const [r] = on
         ? await tx`WITH a AS (SELECT id FROM articles WHERE slug = ${slug} FOR KEY SHARE),
               f AS (INSERT INTO favorites (user_id, article_id) SELECT ${user}, id FROM a ON CONFLICT DO NOTHING RETURNING 1)
-            SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed FROM a`
+            SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed, (SELECT username_key FROM users WHERE id = ${user} FOR KEY SHARE) AS "userKey" FROM a`
         : await tx`WITH a AS (SELECT id FROM articles WHERE slug = ${slug} FOR KEY SHARE),
               f AS (DELETE FROM favorites WHERE user_id = ${user} AND article_id = (SELECT id FROM a) RETURNING 1)
-            SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed FROM a`
-      return (r as { id: number; changed: boolean } | undefined) ?? null
+            SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed, (SELECT username_key FROM users WHERE id = ${user} FOR KEY SHARE) AS "userKey" FROM a`
+      return (r as { id: number; changed: boolean; userKey: string } | undefined) ?? null
     },
     async written(id, viewerId): Promise<WrittenArticle> {
       const [r] = await tx`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,

@@ -96,6 +96,7 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
   )
   const favorite = db.query<unknown, [number, number]>('INSERT OR IGNORE INTO favorites (user_id, article_id) VALUES (?, ?)')
   const unfavorite = db.query<unknown, [number, number]>('DELETE FROM favorites WHERE user_id = ? AND article_id = ?')
+  const userKey = db.query<{ username_key: string }, [number]>('SELECT username_key FROM users WHERE id = ?')
 
   function setTags(article: number, tags: readonly string[], replacing: boolean): void {
     const names = JSON.stringify(tags)
@@ -131,7 +132,9 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
     setTags,
     setFavorite(user, slug, on) {
       const a = find.get(slug)
-      return a && { id: a.id, changed: (on ? favorite : unfavorite).run(user, a.id).changes > 0 }
+      if (!a) return null
+      const changed = (on ? favorite : unfavorite).run(user, a.id).changes > 0
+      return { id: a.id, changed, userKey: userKey.get(user)!.username_key }
     },
     written,
   }

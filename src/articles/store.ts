@@ -87,8 +87,9 @@ export interface ArticleWriteSql {
   /**
    * Locks its tags (creating the missing ones), takes the slug lock
    * (lockSlugs), then adds the article under `a.slug`
-   * with its tags and answers it as its author sees it; null, adding nothing,
-   * when an article has that slug. Its created_at is never before the newest
+   * with its tags and answers it as its author sees it (the author's name
+   * read under a lock a rename waits for); null, adding nothing, when an
+   * article has that slug. Its created_at is never before the newest
    * article's. PostgreSQL sends it all at once: one round trip.
    */
   add(a: NewArticleRow): Awaitable<WrittenArticle | null>
@@ -106,10 +107,11 @@ export interface ArticleWriteSql {
   /**
    * Adds (on) or removes (off) the user's favorite of the article at `slug`,
    * which cannot be deleted until the transaction ends: its id, and whether a
-   * row was really added or removed; null for an unknown slug. PostgreSQL:
-   * one statement.
+   * row was really added or removed, and the user's username key, read
+   * under a lock a rename waits for (see writes.ts); null for an unknown
+   * slug. PostgreSQL: one statement.
    */
-  setFavorite(user: number, slug: string, on: boolean): Awaitable<{ id: number; changed: boolean } | null>
+  setFavorite(user: number, slug: string, on: boolean): Awaitable<{ id: number; changed: boolean; userKey: string } | null>
   /** The article as `viewer` sees it, read inside the write's transaction. */
   written(id: number, viewerId: number): Awaitable<WrittenArticle>
 }

@@ -1,5 +1,6 @@
 import { type Actor, isAdminOr, type Viewer } from '../auth/actor.ts'
-import { articleCreated, articleDeleted, articleEdited, favoriteChanged, tagsDiff } from '../keys/keys.ts'
+import { articleCreated, articleDeleted, articleEdited, favoriteChanged, keys, tagsDiff } from '../keys/keys.ts'
+import { usernameKey } from '../names.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
 import { firstFreeSuffix, RESERVED_SLUGS, slugify } from './slug.ts'
@@ -59,13 +60,25 @@ function* create(sql: ArticleWriteSql, changed: Changed, author: Viewer, a: NewA
   const row = { title, description, body, tags, author: author.id, now: Date.now() }
   const base = slugify(title)
   // most titles are new: their base slug is free, and one step locks, adds and answers
-  const added = RESERVED_SLUGS.has(base) ? null : yield* wait(sql.add({ ...row, slug: base }))
-  if (added) return added
-  yield* wait(sql.lockSlugs())
-  const written = yield* wait(sql.add({ ...row, slug: yield* suffixedSlug(sql, base) }))
-  // the slug was free under the lock, which is still held
-  if (!written) throw new Error('a free slug was taken under the slug lock')
+  let written = RESERVED_SLUGS.has(base) ? null : yield* wait(sql.add({ ...row, slug: base }))
+  if (!written) {
+    yield* wait(sql.lockSlugs())
+    written = yield* wait(sql.add({ ...row, slug: yield* suffixedSlug(sql, base) }))
+    // the slug was free under the lock, which is still held
+    if (!written) throw new Error('a free slug was taken under the slug lock')
+  }
+  renamedMeanwhile(changed, author.usernameKey, usernameKey(written.row.username), keys.byAuthor)
   return written
+}
+
+/**
+ * A write keyed by its user's name (their `author=` or `favorited=` lists)
+ * takes the name from the token, which may predate a rename that committed
+ * since: the lists under the name the database holds now (read under a lock
+ * the rename waits for) are changed too. One more log row, only then.
+ */
+function renamedMeanwhile(changed: Changed, fromToken: string, now: string, list: (name: string) => number): void {
+  if (now !== fromToken) changed([list(now)])
 }
 
 /** The author's changes; a new title gives a new slug (see newSlugNeeded). */
@@ -96,7 +109,10 @@ function* remove(sql: ArticleWriteSql, changed: Changed, actor: Actor, slug: str
 function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Viewer, slug: string, on: boolean): Steps<WrittenArticle> {
   const f = yield* wait(sql.setFavorite(user.id, slug, on))
   if (!f) throw notFound('article')
-  if (f.changed) changed(favoriteChanged(f.id, user.id, user.usernameKey))
+  if (f.changed) {
+    changed(favoriteChanged(f.id, user.id, user.usernameKey))
+    renamedMeanwhile(changed, user.usernameKey, f.userKey, keys.favoritedBy)
+  }
   return yield* wait(sql.written(f.id, user.id))
 }
 

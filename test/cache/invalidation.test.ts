@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import type { TestApp } from '../support/app.ts'
+import { SQL } from 'bun'
+import type { TestApp, TestResponse } from '../support/app.ts'
+import { articlesOn } from '../../src/articles/index.ts'
+import type { Viewer } from '../../src/auth/actor.ts'
+import { fromLog, keys } from '../../src/keys/keys.ts'
+import { usernameKey } from '../../src/names.ts'
+import { testDatabaseUrl } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 import { NEWEST_WINDOW } from '../../src/articles/reads.ts'
 import { seedDatabase } from '../../src/cli/seed-data.ts'
 import { conduitApp, follow, registerUsers, slugsOf } from '../support/conduit.ts'
@@ -242,6 +249,81 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect((await get(w, '/api/articles/feed', w.reader)).articlesCount).toBe(0)
     expect((await w.app.request('GET', `/api/articles/${w.slug}/comments`)).status).toBe(404)
     expect((await w.app.request('GET', `/api/articles/${w.slug}`)).status).toBe(404)
+  })
+})
+
+/**
+ * A request's viewer comes from its token, checked before its write begins;
+ * a rename may commit in between (on another instance, or while the write
+ * waits for a lock). The write must still change the lists under the name the
+ * database holds when it commits, or those lists stay stale everywhere.
+ */
+describe('a write keyed by its user’s name, racing a rename of that user', () => {
+  /** The author as a token read before their rename names them, and the rename, done. */
+  async function renamedAfterTheToken(w: World, to: string): Promise<Viewer> {
+    const { id } = (await w.app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', w.author.username))!
+    const before = { id, username: w.author.username, usernameKey: usernameKey(w.author.username) }
+    expect((await w.app.request('PUT', '/api/user', { token: w.author.token, body: { user: { username: to } } })).status).toBe(200)
+    return before
+  }
+
+  test('an article created under the old name is in the new name’s list, which was cached in between', async () => {
+    const w = await world()
+    const stale = await renamedAfterTheToken(w, 'renamed2')
+    await warm(w, ['/api/articles?author=renamed2'])
+    expect((await get(w, '/api/articles?author=renamed2')).articlesCount).toBe(1)
+    const created = await articlesOn(w.app.store).writes.create(stale, { title: 'Raced', description: 'd', body: 'b' })
+    expect(created.row.username).toBe('renamed2')
+    for (const who of [undefined, w.reader]) {
+      expect(slugsOf({ body: await get(w, '/api/articles?author=renamed2', who) } as TestResponse)).toEqual([created.row.slug, w.slug])
+    }
+  })
+
+  test('a favorite made under the old name is in the new name’s favorited list, which was cached in between', async () => {
+    const w = await world()
+    const stale = await renamedAfterTheToken(w, 'renamed3')
+    await warm(w, ['/api/articles?favorited=renamed3'])
+    expect((await get(w, '/api/articles?favorited=renamed3')).articlesCount).toBe(0)
+    await articlesOn(w.app.store).writes.setFavorite(stale, w.otherSlug, true)
+    for (const who of [undefined, w.reader]) {
+      expect(slugsOf({ body: await get(w, '/api/articles?favorited=renamed3', who) } as TestResponse)).toEqual([w.otherSlug])
+    }
+    await articlesOn(w.app.store).writes.setFavorite(stale, w.otherSlug, false)
+    expect((await get(w, '/api/articles?favorited=renamed3')).articlesCount).toBe(0)
+  })
+
+  // PostgreSQL runs writes concurrently: a write may start before a rename commits and end after
+  skipIf(why.postgresOnly).test('a write waiting for an uncommitted rename reads the name it commits (PostgreSQL)', async () => {
+    const w = await world()
+    const { id } = (await w.app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', w.author.username))!
+    const stale = { id, username: w.author.username, usernameKey: usernameKey(w.author.username) }
+    const { schema } = (await w.app.db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
+    const holder = new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<
+      typeof SQL
+    >[0])
+    const writes = articlesOn(w.app.store).writes
+    let created: ReturnType<typeof writes.create> | undefined
+    let favorited: ReturnType<typeof writes.setFavorite> | undefined
+    try {
+      // a rename as the service makes it: the row locked FOR UPDATE, the name changed, not yet committed
+      await holder.begin(async (tx) => {
+        await tx`SELECT 1 FROM users WHERE id = ${id} FOR UPDATE`
+        await tx`UPDATE users SET username = 'renamed4', username_key = 'renamed4' WHERE id = ${id}`
+        created = writes.create(stale, { title: 'Raced', description: 'd', body: 'b' })
+        favorited = writes.setFavorite(stale, w.otherSlug, true)
+        const waiting = () =>
+          w.app.db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        for (let i = 0; i < 200 && (await waiting()) < 2; i++) await Bun.sleep(25)
+        expect(await waiting()).toBe(2)
+      })
+    } finally {
+      await holder.close()
+    }
+    expect((await created!).row.username).toBe('renamed4')
+    await favorited
+    const logged = (await w.app.db.all<{ keys: string }>('SELECT keys FROM changes')).flatMap((r) => fromLog(r.keys))
+    expect(logged).toContain(keys.byAuthor('renamed4'))
+    expect(logged).toContain(keys.favoritedBy('renamed4'))
   })
 })
 
