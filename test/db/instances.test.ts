@@ -434,6 +434,36 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }
   }, 60_000)
+
+  test('the supervisor killed outright (SIGKILL): its workers stop by themselves and free the port', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...db.env },
+      args: ['serve', '--workers', '2'],
+    })
+    let workers: number[] = []
+    try {
+      for (let i = 0; i < 50 && workers.length < 2; i++) {
+        workers = await children(server.proc.pid)
+        if (workers.length < 2) await Bun.sleep(100)
+      }
+      expect(workers).toHaveLength(2)
+      await register(server.url)
+      server.proc.kill('SIGKILL')
+      const port = Number(new URL(server.url).port)
+      let left = workers
+      for (let i = 0; i < 100 && left.length; i++) {
+        left = workers.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '))
+        if (left.length) await Bun.sleep(100)
+      }
+      expect(left).toEqual([])
+      expect(listeningPids(port, workers)).toEqual([])
+      expect(server.stdout() + server.stderr()).toContain('supervisor gone; stopping')
+    } finally {
+      for (const pid of workers) if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL')
+      await server.stop()
+    }
+  }, 60_000)
 })
 
 /** One probe: a fresh connection (as a balancer's health check opens), the status or the error. */
@@ -529,36 +559,6 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
       if (server.proc.exitCode === null) await server.stop('SIGKILL')
     }
   }, 20_000)
-
-  test('the supervisor killed outright (SIGKILL): its workers stop by themselves and free the port', async () => {
-    const db = await binaryDatabase()
-    const server = await startServer(binary(), {
-      env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...db.env },
-      args: ['serve', '--workers', '2'],
-    })
-    let workers: number[] = []
-    try {
-      for (let i = 0; i < 50 && workers.length < 2; i++) {
-        workers = await children(server.proc.pid)
-        if (workers.length < 2) await Bun.sleep(100)
-      }
-      expect(workers).toHaveLength(2)
-      await register(server.url)
-      server.proc.kill('SIGKILL')
-      const port = Number(new URL(server.url).port)
-      let left = workers
-      for (let i = 0; i < 100 && left.length; i++) {
-        left = workers.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '))
-        if (left.length) await Bun.sleep(100)
-      }
-      expect(left).toEqual([])
-      expect(listeningPids(port, workers)).toEqual([])
-      expect(server.stdout() + server.stderr()).toContain('supervisor gone; stopping')
-    } finally {
-      for (const pid of workers) if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL')
-      await server.stop()
-    }
-  }, 60_000)
 
   test('serve --workers 2: a delay longer than grace + 3 s (the old hard deadline) is served to its end; no worker is killed', async () => {
     const db = await binaryDatabase()

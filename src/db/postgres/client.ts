@@ -25,7 +25,7 @@ export interface ClientOptions {
  * on this setting, with no statement added to any write, and the name is one
  * of the startup parameters PgBouncer accepts and keeps per client.
  */
-export const SERVICE_NAME = 'conduit'
+const SERVICE_NAME = 'conduit'
 
 /**
  * How long read() and write() wait for an answer before they give up (503);

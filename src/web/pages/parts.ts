@@ -112,7 +112,7 @@ ${pages > 1 ? html`<ul class="pagination" aria-label="Pages">${pageNumbers(o.pag
 }
 
 /** The page links shown: at most ten around the current page, the first and the last always. */
-export function pageNumbers(current: number, pages: number): number[] {
+function pageNumbers(current: number, pages: number): number[] {
   const start = Math.max(1, Math.min(current - 4, pages - 9))
   const shown = new Set([1, pages])
   for (let n = start; n <= Math.min(pages, start + 9); n++) shown.add(n)
