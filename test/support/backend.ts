@@ -35,15 +35,19 @@ export interface TestDatabase extends QueryDb {
 }
 
 const open: Store[] = []
-/** schemas of this test's apps (PostgreSQL), dropped with them */
-const schemasInUse: string[] = []
+/** schemas of this test's apps (PostgreSQL); `fresh`: made by the migrations alone, not from an older version */
+const schemasInUse: { schema: string; fresh: boolean }[] = []
 /**
- * Apps live for one test: their connections, and on PostgreSQL their
- * schemas, go after it (test/support/preload.ts calls this after every test).
+ * Apps live for one test: their connections go after it, and on PostgreSQL
+ * their schemas are emptied for the next app or dropped (test/support/preload.ts
+ * calls this after every test).
  */
 export async function closeTestStores(): Promise<void> {
   for (const s of open.splice(0)) await s.close().catch(() => {})
-  for (const schema of schemasInUse.splice(0)) await setup?.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
+  for (const { schema, fresh } of schemasInUse.splice(0)) {
+    if (fresh && (await emptied(schema).catch(() => false))) spare.push(schema)
+    else await setup?.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {})
+  }
 }
 
 /**
@@ -128,7 +132,8 @@ async function processDatabase(): Promise<string> {
   database = name
   const url = new URL(TEST_DATABASE_URL!)
   url.pathname = `/${name}`
-  setup = new SQL({ url: url.toString(), max: 1 })
+  // named as the service's connections are, so emptying a schema for reuse is not an edit by hand (see `emptied`)
+  setup = new SQL({ url: url.toString(), max: 1, connection: { application_name: 'conduit' } } as ConstructorParameters<typeof SQL>[0])
   return name
 }
 
@@ -142,6 +147,8 @@ export async function dropTestDatabases(): Promise<void> {
   await admin.close()
   admin = undefined
   database = undefined
+  spare.length = 0
+  reference = undefined
 }
 
 /** A URL of this process's test database. */
@@ -151,12 +158,121 @@ export async function testDatabaseUrl(): Promise<string> {
   return url.toString()
 }
 
+/**
+ * Schemas reused (PostgreSQL). Migrating a schema costs PostgreSQL over
+ * 100 ms and dropping it 25 more, for each of the PostgreSQL pass's thousand
+ * apps; emptying one with DELETE (TRUNCATE makes new files, costing as much
+ * as migrating) a fraction of that. A schema is reused only when its catalog
+ * is still exactly what the migrations made (a test may drop a table, add a
+ * trigger, change a table's options) and it has no planner statistics (which
+ * a fresh schema lacks); it is then emptied, its identities restarted, and
+ * given what the migrations put in it, copied from a schema kept as
+ * migrated. Anything else is dropped, as every schema used to be.
+ */
+const spare: string[] = []
+interface Reference {
+  catalog: string
+  /** every table, those that reference others first */
+  tables: string[]
+  /** the tables the migrations put rows in */
+  filled: string[]
+  /** table.column of each identity */
+  identities: [string, string][]
+}
+let reference: Promise<Reference | null> | undefined
+
+/** The catalog of a schema as the reuse check compares it: names are the same in every schema, oids are not. */
+const catalogOf = async (schema: string): Promise<string> => {
+  const [row] = await setup!.unsafe(
+    `SELECT md5(string_agg(x, ',' ORDER BY x)) AS catalog FROM (
+       SELECT 'c ' || relname || ' ' || relkind::text || ' ' || coalesce(array_to_string(reloptions, ';'), '') AS x
+         FROM pg_class WHERE relnamespace = $1::regnamespace
+       UNION ALL SELECT 'a ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' '
+              || a.attnotnull || a.atthasdef || a.attidentity::text || a.attgenerated::text
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+         WHERE c.relnamespace = $1::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+       -- (the triggers of foreign keys are named by oid: by their table alone)
+       UNION ALL SELECT 't ' || c.relname || '.' || CASE WHEN t.tgisinternal THEN '' ELSE t.tgname END || ' '
+              || t.tgenabled::text || ' ' || t.tgtype
+         FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = $1::regnamespace
+       UNION ALL SELECT 'p ' || proname || ' ' || md5(prosrc) FROM pg_proc WHERE pronamespace = $1::regnamespace
+       UNION ALL SELECT 'k ' || conname || ' ' || contype::text FROM pg_constraint WHERE connamespace = $1::regnamespace
+       UNION ALL SELECT 'stats ' || count(*) FROM pg_stats WHERE schemaname = $2
+     ) f`,
+    [schema, schema],
+  )
+  return row.catalog
+}
+
+/** A schema left as the migrations made it, once per process: what reused schemas are compared with and filled from. */
+function referenceSchema(): Promise<Reference | null> {
+  reference ??= (async () => {
+    const { connect } = await import('../../src/db/postgres/client.ts')
+    const { migrate: pgMigrate } = await import('../../src/db/postgres/migrate.ts')
+    await setup!.unsafe('CREATE SCHEMA migrated')
+    const sql = connect(await testDatabaseUrl(), { poolMax: 1, schema: 'migrated' })
+    try {
+      await pgMigrate(sql)
+    } finally {
+      await sql.close()
+    }
+    const names = (rows: Iterable<{ name: string }>) => [...rows].map((r) => r.name)
+    let left = names(
+      await setup!.unsafe("SELECT relname AS name FROM pg_class WHERE relnamespace = 'migrated'::regnamespace AND relkind = 'r'"),
+    )
+    const links = [
+      ...(await setup!.unsafe(
+        `SELECT conrelid::regclass::text AS child, confrelid::regclass::text AS parent FROM pg_constraint
+         WHERE connamespace = 'migrated'::regnamespace AND contype = 'f' AND conrelid <> confrelid`,
+      )),
+    ].map((r: { child: string; parent: string }): [string, string] => [
+      r.child.replace(/^migrated\./, ''),
+      r.parent.replace(/^migrated\./, ''),
+    ])
+    const tables: string[] = []
+    while (left.length) {
+      // a table no table still left references
+      const next = left.filter((t) => !links.some(([child, parent]) => parent === t && left.includes(child) && child !== t))
+      if (!next.length) return null
+      tables.push(...next)
+      left = left.filter((t) => !next.includes(t))
+    }
+    const filled: string[] = []
+    for (const t of tables) if ((await setup!.unsafe(`SELECT 1 FROM migrated.${t} LIMIT 1`)).length) filled.push(t)
+    const identities = [
+      ...(await setup!.unsafe(
+        `SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+         WHERE c.relnamespace = 'migrated'::regnamespace AND a.attidentity <> ''`,
+      )),
+    ].map((r: { relname: string; attname: string }): [string, string] => [r.relname, r.attname])
+    // a filled table's identity would start again at an id its copied rows hold
+    if (identities.some(([t]) => filled.includes(t))) return null
+    return { catalog: await catalogOf('migrated'), tables, filled, identities }
+  })()
+  return reference
+}
+
+/** Empties a schema an app used and fills it as migrated; false when it is not as migrated (see `spare`). */
+async function emptied(schema: string): Promise<boolean> {
+  const ref = await referenceSchema()
+  if (!ref || (await catalogOf(schema)) !== ref.catalog) return false
+  // on a connection named as the service's (see processDatabase): the log's by-hand triggers stay still
+  await setup!.begin(async (tx) => {
+    await tx.unsafe("SET LOCAL lock_timeout = '5s'")
+    for (const t of ref.tables) await tx.unsafe(`DELETE FROM ${schema}.${t}`)
+    for (const t of ref.filled) await tx.unsafe(`INSERT INTO ${schema}.${t} SELECT * FROM migrated.${t}`)
+    for (const [t, c] of ref.identities) await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${schema}.${t}', '${c}'), 1, false)`)
+  })
+  return true
+}
+
 async function postgresDatabase(older?: OlderDatabase): Promise<TestDatabase> {
   const { openPostgres } = await import('../../src/db/postgres/store.ts')
   const url = await testDatabaseUrl()
-  const schema = `app_${++schemas}`
-  await setup!.unsafe(`CREATE SCHEMA ${schema}`)
-  schemasInUse.push(schema)
+  const reused = older ? undefined : spare.pop()
+  const schema = reused ?? `app_${++schemas}`
+  if (!reused) await setup!.unsafe(`CREATE SCHEMA ${schema}`)
+  schemasInUse.push({ schema, fresh: !older })
   const q = postgresQueries(url, schema)
   open.push({ close: q.close } as Store)
   if (older) {
