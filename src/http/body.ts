@@ -24,7 +24,7 @@ export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too l
 export async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
   let text: string
   try {
-    text = UTF8.decode(await readLimited(request, limit))
+    text = UTF8.decode(await readBody(request, limit))
   } catch (e) {
     if (e instanceof TypeError) throw new HttpError(400, { body: ['is not valid JSON'] })
     throw e
@@ -53,7 +53,8 @@ function revive(key: string, value: unknown): unknown {
   return typeof value === 'string' ? value.toWellFormed() : value
 }
 
-async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+/** The body's bytes, refused with a 413 as soon as they pass `limit`. */
+export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array()
   // With a Content-Length (already checked against the limit before routing)
   // exactly that many bytes belong to this request: read them in one go.

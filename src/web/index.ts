@@ -5,6 +5,7 @@ import type { CommentReads } from '../comments/reads.ts'
 import type { Config } from '../config.ts'
 import { HttpError } from '../errors.ts'
 import type { Tokens } from '../http/auth.ts'
+import { readBody, tooLarge } from '../http/body.ts'
 import { unavailable as databaseUnavailable } from '../http/error-envelope.ts'
 import { lateBody } from '../http/respond.ts'
 import { pathAndQuery, pathOf } from '../http/url.ts'
@@ -39,6 +40,8 @@ const PAGE_HEADERS = {
   'content-security-policy': PAGE_CSP,
 }
 const HTML = 'text/html; charset=utf-8'
+/** A form's bytes are ASCII (percent-encoded); anything else is replaced, as URLSearchParams does with bad escapes. */
+const FORM_TEXT = new TextDecoder()
 
 interface Deps {
   config: Config
@@ -112,14 +115,13 @@ export function webFeature(d: Deps) {
   const keep = (viewerId: number, key: string, body: string, deps: number[], at: number) =>
     viewerId === 0 ? d.caches.responses.set(key, body, deps, at, 0) : d.caches.viewerResponses.set(`${viewerId} ${key}`, body, deps, at, 0)
 
+  /** Read as the API reads a body: over the limit it is dropped while streaming, never buffered whole. */
   async function form(request: Request): Promise<URLSearchParams> {
     const length = Number(request.headers.get('content-length') ?? 0)
-    if (length > d.config.bodyLimitBytes) throw new HttpError(413, { body: ['is too large'] })
+    if (length > d.config.bodyLimitBytes) throw tooLarge(d.config.bodyLimitBytes)
     const type = request.headers.get('content-type') ?? ''
     if (!type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams()
-    const text = await request.text()
-    if (text.length > d.config.bodyLimitBytes) throw new HttpError(413, { body: ['is too large'] })
-    return new URLSearchParams(text)
+    return new URLSearchParams(FORM_TEXT.decode(await readBody(request, d.config.bodyLimitBytes)))
   }
 
   const respond = (status: number, body: string | Uint8Array | null, headers: Record<string, string>, late = false) =>

@@ -378,6 +378,28 @@ describe('the web app over HTTP', () => {
     const big = await post(app, `/article/${slug}/comments`, { body: 'x'.repeat(app.config.bodyLimitBytes + 1) }, { session: ada.token })
     expect(big.status).toBe(413)
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
+
+    // nor is one sent without a length: reading stops at the limit, not at the end of 16 times it
+    let sent = 0
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 16 * app.config.bodyLimitBytes) return controller.close()
+        sent += 65536
+        controller.enqueue(new Uint8Array(65536).fill(0x78))
+      },
+    })
+    const headers = {
+      accept: 'text/html',
+      cookie: `${SESSION_COOKIE}=${ada.token}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      'sec-fetch-site': 'same-origin',
+    }
+    const streamed = await app.app.respond(
+      new Request(`http://localhost/article/${slug}/comments`, { method: 'POST', headers, body: endless }),
+    )
+    expect(streamed.status).toBe(413)
+    expect(sent).toBeLessThan(app.config.bodyLimitBytes + 4 * 65536)
+    expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
   })
 
   test('the editor and the settings sent back unedited change nothing, whatever line breaks their text holds', async () => {
