@@ -40,7 +40,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
       body: NewCommentBody,
       normalize: normalizeCommentBody,
       ok: { status: 201, schema: CommentResponse },
-      errors: [400, 401, 404, 413, 422],
+      errors: [400, 401, 404, 413, 415, 422],
       summary: 'Comment on an article',
       tag,
       // a comment's author is the viewer, who never follows themselves
@@ -54,7 +54,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
       auth: 'required',
       params: CommentParams,
       ok: { status: 204, schema: null, description: 'Deleted' },
-      errors: [400, 401, 403, 404, 413],
+      errors: [400, 401, 403, 404, 413, 415],
       summary: 'Delete a comment (its author or the article author)',
       description: 'A comment id that belongs to another article answers 404.',
       tag,

@@ -9,6 +9,21 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too large (maximum is ${limit} bytes)`] })
 
 /**
+ * A body sent compressed (`Content-Encoding: gzip`) is refused, not read as
+ * if it were plain: RFC 9110 15.5.16's 415, naming the one coding accepted.
+ */
+function refuseContentCoding(request: Request): void {
+  const declared = request.headers.get('content-encoding')
+  if (declared === null) return
+  const codings = declared
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity')
+  if (codings.length === 0) return
+  throw new HttpError(415, { body: [`is encoded (${codings.join(', ')}); send it unencoded`] }, { 'accept-encoding': 'identity' })
+}
+
+/**
  * Every body is read as JSON, whatever its Content-Type (curl -d sends a form
  * type). An empty body is `null`: bodiless routes accept it, the others
  * answer 422 for the missing wrapper.
@@ -20,8 +35,10 @@ export const tooLarge = (limit: number) => new HttpError(413, { body: [`is too l
  *   replaced in silence; escaped lone surrogates ("\ud800") become U+FFFD, so
  *   every stored string is valid UTF-8 and reads back as it was stored.
  * - Keys that shadow Object methods are dropped (see SHADOWING_KEYS).
+ * - A body declaring a content coding is refused (415), never parsed as is.
  */
 export async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
+  if (request.body && request.headers.get('content-length') !== '0') refuseContentCoding(request)
   let text: string
   try {
     text = UTF8.decode(await readBody(request, limit))

@@ -11,6 +11,10 @@ const ERROR_RESPONSES: Record<ErrorStatus, { description: string; example: Recor
   404: { description: 'Not Found. The error key names the resource (article, profile, comment)', example: { article: ['not found'] } },
   409: { description: 'Conflict: another user has this email or username', example: { username: ['has already been taken'] } },
   413: { description: 'Body over the size limit', example: { body: ['is too large (maximum is 1048576 bytes)'] } },
+  415: {
+    description: 'The body is compressed (Content-Encoding); send it unencoded',
+    example: { body: ['is encoded (gzip); send it unencoded'] },
+  },
   422: { description: 'Validation failed: every failing field at once', example: { title: ["can't be blank"] } },
   429: {
     description: 'Too many attempts: wait for Retry-After seconds',

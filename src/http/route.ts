@@ -25,7 +25,7 @@ export const reply = (body: string | object, status = 200): Reply => ({ status, 
 export const NO_CONTENT: Reply = { status: 204, body: null }
 
 /** The error statuses a route may answer, each described once (src/http/openapi.ts). */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503
 
 export interface Input<P, Q, B, V> {
   params: P

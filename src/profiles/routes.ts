@@ -21,7 +21,7 @@ export function profileRoutes({ writes, reads }: Deps): Route[] {
       auth: 'required',
       params: UsernameParams,
       ok: { status: 200, schema: ProfileResponse },
-      errors: [400, 401, 404, 413, 422],
+      errors: [400, 401, 404, 413, 415, 422],
       summary,
       tag,
       handle: async ({ params, viewer }) => {

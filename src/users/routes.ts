@@ -39,7 +39,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       body: RegisterBody,
       normalize: normalizeUserBody,
       ok: { status: 201, schema: UserResponse },
-      errors: [400, 409, 413, 422, 429],
+      errors: [400, 409, 413, 415, 422, 429],
       errorExamples: { 429: { registration: [REGISTRATION_REFUSED] } },
       summary: 'Register',
       description: 'Registrations are throttled per client address (429 with Retry-After).',
@@ -60,7 +60,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       body: LoginBody,
       normalize: normalizeUserBody,
       ok: { status: 200, schema: UserResponse },
-      errors: [400, 401, 403, 413, 422, 429],
+      errors: [400, 401, 403, 413, 415, 422, 429],
       summary: 'Log in',
       description:
         'A wrong email or password answers 401. Repeated failures are throttled (429). The right password of an account an operator locked answers 403.',
@@ -101,7 +101,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       body: UpdateUserBody,
       normalize: normalizeUpdateBody,
       ok: { status: 200, schema: UserResponse },
-      errors: [400, 401, 409, 413, 422],
+      errors: [400, 401, 409, 413, 415, 422],
       summary: 'Update current user',
       description:
         'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token.',

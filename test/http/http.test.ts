@@ -281,6 +281,42 @@ describe('Content-Type of responses', () => {
   })
 })
 
+describe('compressed request bodies', () => {
+  const user = (name: string) => ({ user: { username: name, email: `${name}@example.com`, password: 'password123' } })
+
+  test.each([
+    ['gzip', (b: string) => Bun.gzipSync(b)],
+    // declared but not applied: the header alone decides, the body is not guessed at
+    ['br', (b: string) => b],
+    ['identity, gzip', (b: string) => Bun.gzipSync(b)],
+  ])('a body sent with Content-Encoding: %s answers 415 and registers nobody', async (coding, encode) => {
+    const app = await testApp()
+    const res = await rawRequest(app, {
+      path: '/api/users',
+      method: 'POST',
+      body: encode(JSON.stringify(user('squeezed'))),
+      headers: { 'content-type': 'application/json', 'content-encoding': coding },
+    })
+    expect(res.status).toBe(415)
+    expect(res.headers.get('content-type')).toBe(JSON_TYPE)
+    expect(res.headers.get('accept-encoding')).toBe('identity')
+    expect(res.body).toEqual({ errors: { body: [`is encoded (${coding.replace('identity, ', '')}); send it unencoded`] } })
+    expect(await app.db.count('SELECT count(*) FROM users')).toBe(0)
+  })
+
+  test('Content-Encoding: identity is no coding: the body is read', async () => {
+    const app = await testApp()
+    const res = await rawRequest(app, {
+      path: '/api/users',
+      method: 'POST',
+      body: JSON.stringify(user('plain')),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'Identity' },
+    })
+    expect(res.status).toBe(201)
+    expect(res.body.user.username).toBe('plain')
+  })
+})
+
 describe('request body limit', () => {
   const user = (name: string) => ({ username: name, email: `${name}@example.com`, password: 'password123' })
 

@@ -213,6 +213,10 @@ const DECIDED: { differences: RegExp; passage: string }[] = [
   // routes without a body still read one when it is sent (an empty one is accepted)
   { differences: /^(POST|PUT|DELETE) \S+ status 400: reference no, ours yes$/, passage: '| `400` | the body is not valid JSON' },
   { differences: /^(POST|PUT|DELETE) \S+ status 413: reference no, ours yes$/, passage: '| `413` | the body is larger than the limit' },
+  {
+    differences: /^(POST|PUT|DELETE) \S+ status 415: reference no, ours yes$/,
+    passage: '| `415` | the body declares a `Content-Encoding`',
+  },
   { differences: /^\S+ \S+ status 503: reference no, ours yes$/, passage: '| `503` | the database cannot be reached right now' },
   { differences: /^POST \/api\/users(\/login)? status 429: reference no, ours yes$/, passage: 'further ones answer `429`' },
   { differences: /^POST \/api\/users\/login status 403: reference no, ours yes$/, passage: '`{"errors": {"account": ["is locked"]}}`' },
