@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { type Config, redactUrl } from '../config.ts'
 import type { Logger } from '../log.ts'
+import type { OpeningStep } from './postgres/migrate.ts'
 import { migrate as migrateSqlite } from './sqlite/migrate.ts'
 import { openWritable } from './sqlite/open.ts'
 import { sqliteStore } from './sqlite/store.ts'
@@ -19,42 +20,50 @@ const WAITING_AGAIN_MS = 30_000
 /**
  * Opens (and migrates) the database the configuration names: PostgreSQL for a
  * postgres:// URL, else the SQLite file. With a logger, an open that takes
- * longer than WAITING_NOTE_MS is logged while it waits: a database that does
- * not answer yet, or another instance holding the migration lock (on
- * PostgreSQL that wait has no limit).
+ * longer than WAITING_NOTE_MS is logged while it waits, saying what it waits
+ * for: a database that does not answer yet, another session holding the
+ * migration lock (which one; on PostgreSQL that wait has no limit), or the
+ * migrating itself.
  */
 export async function openStore(config: Config, logger?: Logger): Promise<Opened> {
   if (!logger) return open(config)
   const database = config.databaseUrl ? redactUrl(config.databaseUrl) : resolve(config.databasePath)
   const t0 = performance.now()
+  // what the open is doing now, as the PostgreSQL migration reports it (SQLite opens without yielding)
+  let doing = 'waiting for it to answer'
+  let fields: Record<string, string | number> = {}
   let note: Timer | undefined
   const waiting = (ms: number) => {
     note = setTimeout(() => {
-      logger.info('still opening the database: migrating it, or waiting for it to answer or for another instance to finish migrating it', {
-        database,
-        seconds: Math.round((performance.now() - t0) / 1000),
-      })
+      logger.info(`still opening the database: ${doing}`, { database, seconds: Math.round((performance.now() - t0) / 1000), ...fields })
       waiting(WAITING_AGAIN_MS)
     }, ms)
   }
   waiting(WAITING_NOTE_MS)
   try {
-    return await open(config)
+    return await open(config, (d, f = {}) => {
+      doing = d
+      fields = f
+    })
   } finally {
     clearTimeout(note)
   }
 }
 
-async function open(config: Config): Promise<Opened> {
+async function open(config: Config, step?: OpeningStep): Promise<Opened> {
   if (config.databaseUrl) {
     const { openPostgres } = await import('./postgres/store.ts')
-    return openPostgres(config.databaseUrl, {
-      poolMax: config.databasePoolMax,
-      prepare: config.databasePrepare,
-      timeoutMs: config.databaseTimeoutMs,
-      location: redactUrl(config.databaseUrl),
-      singleInstance: config.singleInstance,
-    })
+    return openPostgres(
+      config.databaseUrl,
+      {
+        poolMax: config.databasePoolMax,
+        prepare: config.databasePrepare,
+        timeoutMs: config.databaseTimeoutMs,
+        location: redactUrl(config.databaseUrl),
+        singleInstance: config.singleInstance,
+      },
+      step,
+    )
   }
   const db = openWritable(config.databasePath)
   try {

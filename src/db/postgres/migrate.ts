@@ -24,19 +24,27 @@ export async function schemaVersion(sql: SQL): Promise<number> {
   return v?.version ?? 0
 }
 
+/** What an open is doing, for the log line that says a start is slow (src/db/open.ts). */
+export type OpeningStep = (doing: string, fields?: Record<string, string | number>) => void
+
 /**
  * Applies every pending migration in one transaction that holds an advisory
  * lock: instances starting together on an empty database wait for the first,
  * then find the schema applied. A database migrated by a newer binary is
  * refused. Returns the versions applied (up to `target`: tests of a migration).
+ * `step` hears of a wait for the lock (with who holds it) and of the migrating.
  */
-export async function migrate(sql: SQL, target = migrations.length): Promise<number[]> {
+export async function migrate(sql: SQL, target = migrations.length, step?: OpeningStep): Promise<number[]> {
   return sql.begin(async (tx) => {
     // a migration, and waiting for another instance's, may take longer than a request may (DATABASE_TIMEOUT_SECONDS)
     await tx`SET LOCAL statement_timeout = 0`
     await tx`SET LOCAL lock_timeout = 0`
     // per schema, so tests working in separate schemas do not wait on each other
-    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`
+    const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema())) AS got`
+    if (!lock.got) {
+      step?.('waiting for another session to finish migrating it', await lockHolder(tx))
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`
+    }
     await tx`CREATE TABLE IF NOT EXISTS conduit_schema (version integer NOT NULL)`
     const [row] = await tx`SELECT version FROM conduit_schema`
     if (!row) await tx`INSERT INTO conduit_schema (version) VALUES (0)`
@@ -46,6 +54,7 @@ export async function migrate(sql: SQL, target = migrations.length): Promise<num
         `database schema version ${current} is newer than this binary knows (${migrations.length}); use a newer conduit`,
       )
     }
+    if (current < target) step?.('migrating it', { from: current, to: target })
     const applied: number[] = []
     for (let v = current + 1; v <= target; v++) {
       await tx.unsafe(migrations[v - 1]!)
@@ -54,4 +63,23 @@ export async function migrate(sql: SQL, target = migrations.length): Promise<num
     if (applied.length) await tx`UPDATE conduit_schema SET version = ${target}`
     return applied
   })
+}
+
+/**
+ * Who holds the migration lock, as far as this role may see (another role's
+ * client address is hidden); since: its transaction's start, or when it went
+ * idle holding the lock.
+ */
+async function lockHolder(tx: SQL): Promise<Record<string, string | number>> {
+  const [h] = await tx`
+    SELECT a.pid, a.application_name, host(a.client_addr) AS client, to_char(coalesce(a.xact_start, a.state_change) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS since
+    FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${MIGRATION_LOCK}
+      AND l.objid = hashtext(current_schema())::oid AND l.objsubid = 2`
+  if (!h) return {}
+  const holder: Record<string, string | number> = { holder_pid: h.pid }
+  if (h.application_name) holder.holder_application = h.application_name
+  if (h.client) holder.holder_client = h.client
+  if (h.since) holder.holder_since = h.since
+  return holder
 }

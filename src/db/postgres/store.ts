@@ -4,7 +4,7 @@ import { type Awaitable, DatabaseUnavailable } from '../types.ts'
 import { postgresBulk } from '../bulk.ts'
 import { PgChanges } from './changes.ts'
 import { type ClientOptions, connect, isUnavailable, read } from './client.ts'
-import { migrate, schemaVersion } from './migrate.ts'
+import { migrate, type OpeningStep, schemaVersion } from './migrate.ts'
 import { postgresWrites } from './writes.ts'
 
 export interface PostgresOptions extends ClientOptions {
@@ -63,10 +63,14 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
 }
 
 /** Connects, migrates (under an advisory lock) and returns the store. Unreachable: one clear error. */
-export async function openPostgres(url: string, o: PostgresOptions): Promise<{ store: PostgresStore; applied: number[] }> {
+export async function openPostgres(
+  url: string,
+  o: PostgresOptions,
+  step?: OpeningStep,
+): Promise<{ store: PostgresStore; applied: number[] }> {
   const sql = connect(url, o)
   try {
-    const applied = await migrate(sql)
+    const applied = await migrate(sql, undefined, step)
     return { store: postgresStore(sql, o), applied }
   } catch (e) {
     await sql.close({ timeout: 1 }).catch(() => {})
