@@ -15,6 +15,16 @@ export interface Tokens {
 }
 
 /**
+ * Requests the web app sends for a session whose cookie it then replaces with
+ * the answer's token: a password change sent by one keeps no older token
+ * working (src/users/routes.ts), not even the cookie's. Marked in process: no
+ * header can claim it.
+ */
+const replacingSession = new WeakSet<Request>()
+export const replacesSession = (request: Request): boolean => replacingSession.has(request)
+export const markReplacingSession = (request: Request): void => void replacingSession.add(request)
+
+/**
  * The auth plugin: routes opt in with `{ auth: true }` (a viewer is required)
  * or `{ optionalAuth: true }` (a viewer or null).
  *

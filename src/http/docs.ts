@@ -70,7 +70,8 @@ export function docs(routes: readonly Route[]) {
       // (Elysia matches `/swagger/` to this route too)
       .get(DOCS_PAGE, () => new Response(page, { headers: { 'content-type': HTML_CONTENT_TYPE } }))
       .get(`${ASSETS}/:file`, async ({ params, request }) => {
-        const asset = assets[params.file]
+        // own names only: `constructor` or `__proto__` is no asset
+        const asset = Object.hasOwn(assets, params.file) ? assets[params.file] : undefined
         if (!asset) throw notFound('asset')
         const headers = { 'content-type': asset.type, 'cache-control': 'public, max-age=86400', vary: 'Accept-Encoding' }
         if (!acceptsGzip(request)) return new Response(Bun.file(asset.path), { headers })

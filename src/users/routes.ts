@@ -1,4 +1,4 @@
-import type { Tokens } from '../http/auth.ts'
+import { replacesSession, type Tokens } from '../http/auth.ts'
 import type { PasswordHasher } from '../auth/password.ts'
 import { type LoginGuard, REGISTRATION_REFUSED, type RegistrationGuard } from './throttle.ts'
 import { HttpError, notFound } from '../errors.ts'
@@ -106,12 +106,13 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       description:
         'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token.',
       tag,
-      handle: async ({ body, viewer }) => {
+      handle: async ({ body, viewer, request }) => {
         const { password, ...rest } = body.user
         const passwordHash = password === undefined ? undefined : await passwords.hash(password)
         const key = rest.username === undefined ? undefined : usernameKey(rest.username)
-        // a new password bumps token_version: only the token that sent it and the fresh one below still work
-        const keptToken = passwordHash === undefined ? undefined : (viewer.tokenId ?? null)
+        // a new password bumps token_version: only the token that sent it and the fresh one below still work;
+        // a web session's cookie takes the fresh one, so there its old token ends too
+        const keptToken = passwordHash === undefined ? undefined : replacesSession(request) ? null : (viewer.tokenId ?? null)
         const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
         if (!user) throw notFound('user')
         return reply(present(user))

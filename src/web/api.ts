@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import { markReplacingSession } from '../http/auth.ts'
 import { API_PREFIX } from '../http/url.ts'
 
 /** An answer of the API, as the web app reads it. */
@@ -13,7 +14,8 @@ export type Api = (
   request: Request,
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
-  o?: { token?: string; body?: unknown },
+  /** `replacesSession`: the session's cookie takes the answer's token (see markReplacingSession) */
+  o?: { token?: string; body?: unknown; replacesSession?: boolean },
 ) => Promise<ApiAnswer>
 
 /**
@@ -39,6 +41,7 @@ export function apiClient(
       headers,
       body: o.body === undefined ? undefined : JSON.stringify(o.body),
     })
+    if (o.replacesSession) markReplacingSession(inner)
     const server = address ? ({ requestIP: () => ({ address, family: '', port: 0 }) } as unknown as Server<unknown>) : null
     const res = await respond(inner, server)
     const text = await res.text()

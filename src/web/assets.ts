@@ -20,7 +20,8 @@ export const ASSETS_PREFIX = '/assets/'
 export function assets() {
   const bytes = new Map<string, Promise<Uint8Array>>()
   return (name: string, headers: Record<string, string>): Promise<Response> | undefined => {
-    const file = FILES[name]
+    // own names only: `constructor` or `__proto__` is no file
+    const file = Object.hasOwn(FILES, name) ? FILES[name] : undefined
     if (!file) return undefined
     let body = bytes.get(name)
     if (!body) bytes.set(name, (body = Bun.file(file.path).bytes()))

@@ -149,7 +149,7 @@ export function webFeature(d: Deps) {
     if (request.method === 'GET' || request.method === 'HEAD') {
       const hit = match ? cached(viewerId, key) : undefined
       if (hit) return respond(200, request.method === 'HEAD' ? null : hit.slice(), extra, late)
-    } else if (!sameSite(request)) {
+    } else if (!sameSite(request, d.config.trustProxy)) {
       return respond(403, 'This form may be sent from this site only.', { ...extra, 'content-type': 'text/plain; charset=utf-8' })
     }
     const at = d.caches.versions.clock

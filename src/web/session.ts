@@ -37,13 +37,17 @@ export const endSession = (secure: boolean): string =>
 /**
  * Whether a form post comes from a page of this site. Browsers say where a
  * request comes from: `Sec-Fetch-Site` (every current one), else `Origin`,
- * which must name this site's host. A request that says neither (not a browser's
- * form) is refused too: the forms are for browsers; programs use the API.
+ * which must name this site's host, over http(s), and over https when the
+ * site is known to be (overTls): an http page of the same host is another
+ * origin. (Behind a TLS proxy not trusted, the request looks like http, so
+ * either scheme is taken.) A request that says neither (not a browser's form)
+ * is refused too: the forms are for browsers; programs use the API.
  */
-export function sameSite(request: Request): boolean {
+export function sameSite(request: Request, trustProxy: boolean): boolean {
   const site = request.headers.get('sec-fetch-site')
   if (site !== null) return site === 'same-origin'
-  const origin = request.headers.get('origin')
-  if (origin === null || origin === 'null') return false
-  return URL.parse(origin)?.host === URL.parse(request.url)?.host
+  const origin = URL.parse(request.headers.get('origin') ?? '')
+  if (origin === null || (origin.protocol !== 'http:' && origin.protocol !== 'https:')) return false
+  if (origin.host !== URL.parse(request.url)?.host) return false
+  return origin.protocol === 'https:' || !overTls(request, trustProxy)
 }

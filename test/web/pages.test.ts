@@ -158,6 +158,16 @@ describe('the web app over HTTP', () => {
     expect({ status: head.status, text: head.text }).toEqual({ status: 200, text: '' })
     const other = await request(app, 'PUT', '/login', 'x=1', { headers: { 'sec-fetch-site': 'same-origin' } })
     expect(other.status).toBe(405)
+    // the names of an object's built-in properties are no files
+    for (const path of [
+      '/assets/constructor',
+      '/assets/__proto__',
+      '/assets/toString',
+      '/swagger/assets/constructor',
+      '/swagger/assets/valueOf',
+    ]) {
+      expect({ path, status: (await get(app, path)).status }).toEqual({ path, status: 404 })
+    }
   })
 
   test('signing up starts a session: the API token in an HttpOnly, SameSite=Lax cookie as long as the token lasts, Secure over TLS', async () => {
@@ -309,6 +319,7 @@ describe('the web app over HTTP', () => {
       { origin: 'http://evil.example' },
       { origin: 'null' },
       { origin: 'http://localhost.evil.example' },
+      { origin: 'ftp://localhost' },
       {},
     ]
     for (const [path, fields] of forms)
@@ -328,6 +339,21 @@ describe('the web app over HTTP', () => {
       expect({ headers, status: res.status }).toEqual({ headers, status: 303 })
     }
     expect((await state()).comments).toBe(before.comments + 2)
+    // a site over TLS (its own, or a trusted proxy's word): a page of the same host over http is another site
+    const proxied = await testApp({ trustProxy: true }, app.db)
+    const overTls: [TestApp, Options, number][] = [
+      [app, { origin: 'https://localhost', headers: { origin: 'http://localhost' } }, 403],
+      [proxied, { headers: { origin: 'http://localhost', 'x-forwarded-proto': 'https' } }, 403],
+      [app, { origin: 'https://localhost', headers: { origin: 'https://localhost' } }, 303],
+      [proxied, { headers: { origin: 'https://localhost', 'x-forwarded-proto': 'https' } }, 303],
+      // behind a TLS proxy not trusted the scheme is unknown: either is taken
+      [app, { headers: { origin: 'https://localhost', 'x-forwarded-proto': 'https' } }, 303],
+    ]
+    for (const [on, o, status] of overTls) {
+      const res = await request(on, 'POST', `/article/${slug}/comments`, 'body=tls', { session: ada.token, ...o })
+      expect({ o, status: res.status }).toEqual({ o, status })
+    }
+    expect((await state()).comments).toBe(before.comments + 5)
     for (const [path, fields] of forms.slice(0, 7)) {
       const res = await post(app, path, fields, { session: ada.token })
       expect({ path, status: res.status }).toEqual({ path, status: 303 })
@@ -336,7 +362,7 @@ describe('the web app over HTTP', () => {
     expect(after.user).toBe('changed')
     expect(after.follows).toBe(true)
     expect(after.articles).toBe(before.articles + 1)
-    expect(after.comments).toBe(before.comments + 2) // the forged one and the first deleted
+    expect(after.comments).toBe(before.comments + 5) // the forged one and the first deleted
     expect(after.article.description).toBe('Forged')
   })
 
@@ -505,10 +531,12 @@ describe('the web app over HTTP', () => {
     expect(revoked.cookie).toContain('Max-Age=0')
   })
 
-  test('changing the password in the settings keeps the session; the API’s other tokens stop working', async () => {
+  test('changing the password in the settings keeps the session on a new token; every older one stops working, the old cookie’s too', async () => {
     const { app, ada } = await site()
     const elsewhere = (await app.request('POST', '/api/users/login', { body: { user: { email: ada.email, password: ada.password } } })).body
       .user.token
+    // a copy of the cookie taken before the change (a stolen session) ends with it
+    const before = ada.token
     const res = await post(
       app,
       '/settings',
@@ -518,8 +546,15 @@ describe('the web app over HTTP', () => {
     expect({ status: res.status, location: res.location }).toEqual({ status: 303, location: `/profile/${ada.username}` })
     const session = tokenOf(res.cookie)!
     expect((await get(app, '/settings', { session })).status).toBe(200)
+    expect(session).not.toBe(before)
     expect((await app.request('GET', '/api/user', { token: elsewhere })).status).toBe(401)
-    const login = await post(app, '/login', { email: ada.email, password: 'a-new-password' })
+    expect((await app.request('GET', '/api/user', { token: before })).status).toBe(401)
+    expect((await get(app, '/settings', { session: before })).status).toBe(303)
+    // the API's own rule is unchanged: there the token that sends the change keeps working
+    const api = await app.request('PUT', '/api/user', { token: session, body: { user: { password: 'a-third-password' } } })
+    expect(api.status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: session })).status).toBe(200)
+    const login = await post(app, '/login', { email: ada.email, password: 'a-third-password' })
     expect(login.status).toBe(303)
   })
 })

@@ -131,7 +131,7 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       // an empty password field keeps the password
       const password = f.get('password')
       if (password) user.password = password
-      const res = await api(ctx.request, 'PUT', '/user', { token: ctx.token, body: { user } })
+      const res = await api(ctx.request, 'PUT', '/user', { token: ctx.token, body: { user }, replacesSession: true })
       if (res.status === 200) return signedIn(ctx, res, profilePath(res.body.user.username))
       const shown = { image: user.image ?? null, username: user.username ?? '', bio: user.bio ?? null, email: user.email ?? '' }
       return page('Settings', 'settings', settingsForm(shown, errorLines(res)), res.status)
