@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { type Config, redactUrl } from '../config.ts'
 import type { Logger } from '../log.ts'
-import type { OpeningStep } from './postgres/migrate.ts'
+import { MIGRATING, type OpeningStep } from './opening.ts'
 import { migrate as migrateSqlite } from './sqlite/migrate.ts'
 import { openWritable } from './sqlite/open.ts'
 import { sqliteStore } from './sqlite/store.ts'
@@ -44,6 +44,8 @@ export async function openStore(config: Config, logger?: Logger): Promise<Opened
     return await open(config, (d, f = {}) => {
       doing = d
       fields = f
+      // said when it begins: on SQLite nothing else can be said until it ends
+      if (d === MIGRATING) logger.info('migrating the database', { database, ...f })
     })
   } finally {
     clearTimeout(note)
@@ -67,7 +69,7 @@ async function open(config: Config, step?: OpeningStep): Promise<Opened> {
   }
   const db = openWritable(config.databasePath)
   try {
-    const applied = migrateSqlite(db)
+    const applied = migrateSqlite(db, undefined, step)
     // the log names the file as the error messages do: absolute, whatever the working directory
     const location = config.databasePath === ':memory:' ? ':memory:' : resolve(config.databasePath)
     return { store: sqliteStore(db, location), applied }

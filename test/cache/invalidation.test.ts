@@ -250,6 +250,22 @@ describe('exact invalidation: a write, then every read it may affect, caches war
     expect((await w.app.request('GET', `/api/articles/${w.slug}/comments`)).status).toBe(404)
     expect((await w.app.request('GET', `/api/articles/${w.slug}`)).status).toBe(404)
   })
+
+  test('the newest article deleted, the next one is nobody’s favorite: its id is new, not the deleted one’s', async () => {
+    const w = await world()
+    const { slug } = await createArticle(w.app, w.author.token, { title: 'Newest' })
+    await w.app.request('POST', `/api/articles/${slug}/favorite`, { token: w.reader.token })
+    // the reader's favorites are cached (as ids) by any read they make
+    expect((await get(w, `/api/articles/${slug}`, w.reader)).article.favorited).toBe(true)
+    expect((await w.app.request('DELETE', `/api/articles/${slug}`, { token: w.author.token })).status).toBe(204)
+    const next = await createArticle(w.app, w.author.token, { title: 'After it' })
+    expect((await get(w, `/api/articles/${next.slug}`, w.reader)).article).toMatchObject({ favorited: false, favoritesCount: 0 })
+    const listed = (await get(w, `/api/articles?author=${w.author.username}`, w.reader)).articles
+    expect(listed.map((a: { slug: string; favorited: boolean }) => [a.slug, a.favorited])).toEqual([
+      [next.slug, false],
+      [w.slug, false],
+    ])
+  })
 })
 
 /**

@@ -340,8 +340,11 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     ] as const) {
       const server = await startServer(binary(), { env: host ? { HOST: host } : {} })
       const site = `http://${shown}:${server.port}`
-      const line = (await server.waitForStdout((out) => out.includes('listening'))).split('\n').find((l) => l.includes('listening'))
+      const out = await server.waitForStdout((o) => o.includes('listening'))
+      const line = out.split('\n').find((l) => l.includes('listening'))
       expect(line).toContain(`listening url=${site}/ docs=${site}/swagger database=${join(server.dir, 'conduit.db')}`)
+      // a new file is migrated, and that is said before it begins (it blocks the process while it runs)
+      expect(out).toMatch(/INFO migrating the database database=\S+conduit\.db from=0 to=\d+\n[^\n]+INFO database migrated /)
       expect((await server.stop()).code).toBe(0)
     }
   }, 60_000)

@@ -355,7 +355,8 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
           `INFO still opening the database: waiting for another session to finish migrating it database=\\S+ seconds=2 holder_pid=${pid} holder_application="conduit migrate" holder_client=127\\.0\\.0\\.1 holder_since=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\n`,
         ),
       )
-      expect(log.indexOf('still opening the database')).toBeLessThan(log.indexOf('INFO database migrated'))
+      expect(log.indexOf('still opening the database')).toBeLessThan(log.indexOf('INFO migrating the database'))
+      expect(log).toMatch(/INFO migrating the database database=\S+ from=0 to=\d+\n[^\n]+INFO database migrated /)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
       await server.stop()
     } finally {

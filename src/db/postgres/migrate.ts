@@ -5,14 +5,16 @@ import m003 from '../migrations/postgres/003_reserved_slugs.sql' with { type: 't
 import m004 from '../migrations/postgres/004_locked_accounts.sql' with { type: 'text' }
 import m005 from '../migrations/postgres/005_changes_by_hand.sql' with { type: 'text' }
 import m006 from '../migrations/postgres/006_kept_token.sql' with { type: 'text' }
+import m007 from '../migrations/postgres/007_lasting_article_ids.sql' with { type: 'text' }
 import { MigrationError } from '../migration-error.ts'
+import { MIGRATING, type OpeningStep } from '../opening.ts'
 
 /**
  * Numbered migrations for PostgreSQL, the same numbers and meaning as
  * SQLite's (src/db/migrations/sqlite), embedded in the binary. Never edit one
  * that has landed: add the next number.
  */
-export const migrations: readonly string[] = [m001, m002, m003, m004, m005, m006]
+export const migrations: readonly string[] = [m001, m002, m003, m004, m005, m006, m007]
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
 const MIGRATION_LOCK = 0x636f6e64 // "cond"
@@ -23,9 +25,6 @@ export async function schemaVersion(sql: SQL): Promise<number> {
   const [v] = await sql`SELECT version FROM conduit_schema`
   return v?.version ?? 0
 }
-
-/** What an open is doing, for the log line that says a start is slow (src/db/open.ts). */
-export type OpeningStep = (doing: string, fields?: Record<string, string | number>) => void
 
 /**
  * Applies every pending migration in one transaction that holds an advisory
@@ -54,7 +53,7 @@ export async function migrate(sql: SQL, target = migrations.length, step?: Openi
         `database schema version ${current} is newer than this binary knows (${migrations.length}); use a newer conduit`,
       )
     }
-    if (current < target) step?.('migrating it', { from: current, to: target })
+    if (current < target) step?.(MIGRATING, { from: current, to: target })
     const applied: number[] = []
     for (let v = current + 1; v <= target; v++) {
       await tx.unsafe(migrations[v - 1]!)

@@ -4,7 +4,8 @@ import { type Awaitable, DatabaseUnavailable } from '../types.ts'
 import { postgresBulk } from '../bulk.ts'
 import { PgChanges } from './changes.ts'
 import { type ClientOptions, connect, isUnavailable, read } from './client.ts'
-import { migrate, type OpeningStep, schemaVersion } from './migrate.ts'
+import type { OpeningStep } from '../opening.ts'
+import { migrate, schemaVersion } from './migrate.ts'
 import { postgresWrites } from './writes.ts'
 
 export interface PostgresOptions extends ClientOptions {

@@ -5,8 +5,10 @@ import m003 from '../migrations/sqlite/003_reserved_slugs.sql' with { type: 'tex
 import m004 from '../migrations/sqlite/004_locked_accounts.sql' with { type: 'text' }
 import m005 from '../migrations/sqlite/005_changes_by_hand.sql' with { type: 'text' }
 import m006 from '../migrations/sqlite/006_kept_token.sql' with { type: 'text' }
+import m007 from '../migrations/sqlite/007_lasting_article_ids.sql' with { type: 'text' }
 import { usernameKey } from '../../names.ts'
 import { MigrationError } from '../migration-error.ts'
+import { MIGRATING, type OpeningStep } from '../opening.ts'
 
 /**
  * A numbered migration: SQL run in one transaction with the version bump, and
@@ -19,6 +21,8 @@ interface Migration {
   sql: string
   after?: (db: Database) => void
   foreignKeysOff?: boolean
+  /** the tables whose foreign keys a foreignKeysOff migration may break (all when absent): the check reads them whole */
+  checked?: readonly string[]
 }
 
 /**
@@ -35,14 +39,20 @@ export const migrations: readonly Migration[] = [
   { sql: m004 },
   { sql: m005 },
   { sql: m006 },
+  // rows copied with their ids: what references an article still finds it, so only its own keys are checked
+  { sql: m007, foreignKeysOff: true, checked: ['articles'] },
 ]
 
 export function schemaVersion(db: Database): number {
   return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
 }
 
-/** Applies every pending migration (up to `target`: tests of a migration); returns the versions applied. */
-export function migrate(db: Database, target = migrations.length): number[] {
+/**
+ * Applies every pending migration (up to `target`: tests of a migration);
+ * returns the versions applied. `opening` hears that migrating begins (it blocks
+ * the process until done: a rebuilt table takes seconds per million rows).
+ */
+export function migrate(db: Database, target = migrations.length, opening?: OpeningStep): number[] {
   const applied: number[] = []
   const current = schemaVersion(db)
   if (current > migrations.length) {
@@ -50,6 +60,7 @@ export function migrate(db: Database, target = migrations.length): number[] {
       `database schema version ${current} is newer than this binary knows (${migrations.length}); use a newer conduit`,
     )
   }
+  if (current < target) opening?.(MIGRATING, { from: current, to: target })
   // IMMEDIATE takes the write lock first, so two processes starting at once
   // cannot both apply the same migration.
   const step = db.transaction((version: number, m: Migration) => {
@@ -58,7 +69,7 @@ export function migrate(db: Database, target = migrations.length): number[] {
     db.run(m.sql)
     m.after?.(db)
     if (m.foreignKeysOff) {
-      const broken = db.query('PRAGMA foreign_key_check').all()
+      const broken = (m.checked ?? ['']).flatMap((t) => db.query(t ? `PRAGMA foreign_key_check(${t})` : 'PRAGMA foreign_key_check').all())
       if (broken.length) throw new MigrationError(`migration ${version} would break ${broken.length} foreign keys`)
     }
     db.run(`PRAGMA user_version = ${version}`)
