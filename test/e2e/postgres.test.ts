@@ -62,6 +62,24 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     expect(refused.stderr).not.toContain(':postgres@') // the URL is shown without a password
   }, 30_000)
 
+  test('a database holding another program’s tables is refused in one line and left as it was, whatever the command', async () => {
+    const db = await binaryDatabase()
+    const q = db.queries('')
+    // one with a name of its own, one with a name Conduit uses too
+    await q.run('CREATE TABLE invoices (id integer PRIMARY KEY, total integer)')
+    await q.run('INSERT INTO invoices VALUES (1, 42)')
+    await q.run('CREATE TABLE users (id integer PRIMARY KEY)')
+    const tables = () => q.all<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
+    for (const args of [['migrate'], ['serve', '--port', '0'], ['seed', '--users', '1', '--articles', '1'], ['admin', 'users', 'list']]) {
+      const refused = await runCli(binary(), args, { env: db.env })
+      expect({ args, code: refused.code, lines: oneLine(refused.stderr).length }).toEqual({ args, code: 2, lines: 1 })
+      expect(refused.stderr).toContain("holds another program's tables (invoices, users), not Conduit's")
+      expect(await tables()).toEqual([{ name: 'invoices' }, { name: 'users' }])
+    }
+    expect(await q.count('SELECT total FROM invoices')).toBe(42)
+    await q.close()
+  }, 60_000)
+
   test('backup names pg_dump in one line; seed fills an empty database once', async () => {
     const db = await binaryDatabase()
     const backup = await runCli(binary(), ['backup', join(tempDir(), 'b.db')], { env: db.env })

@@ -44,6 +44,7 @@ export async function migrate(sql: SQL, target = migrations.length, step?: Openi
       step?.('waiting for another session to finish migrating it', await lockHolder(tx))
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`
     }
+    await refuseOthers(tx)
     await tx`CREATE TABLE IF NOT EXISTS conduit_schema (version integer NOT NULL)`
     const [row] = await tx`SELECT version FROM conduit_schema`
     if (!row) await tx`INSERT INTO conduit_schema (version) VALUES (0)`
@@ -81,4 +82,23 @@ async function lockHolder(tx: SQL): Promise<Record<string, string | number>> {
   if (h.client) holder.holder_client = h.client
   if (h.since) holder.holder_since = h.since
   return holder
+}
+
+/**
+ * A schema without Conduit's version table but with tables of its own is
+ * another program's: refused before anything is created in it (as SQLite's
+ * refuseOthers does for a file).
+ */
+async function refuseOthers(tx: SQL): Promise<void> {
+  const tables: { name: string }[] = await tx`
+    SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+      AND NOT EXISTS (SELECT 1 FROM pg_class v WHERE v.relnamespace = n.oid AND v.relname = 'conduit_schema')
+    ORDER BY c.relname`
+  if (tables.length === 0) return
+  const named = tables.slice(0, 3).map((t) => t.name)
+  const more = tables.length > 3 ? `, and ${tables.length - 3} more` : ''
+  throw new MigrationError(
+    `holds another program's tables (${named.join(', ')}${more}), not Conduit's; choose a new database or one of Conduit's with --db or DATABASE_URL`,
+  )
 }
