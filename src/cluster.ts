@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { Subprocess } from 'bun'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
@@ -132,8 +133,27 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
 
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  onHangup(stop)
   for (let id = 1; id <= config.workers; id++) start(id)
   logger.info('supervising workers', { workers: config.workers, url: `${serverOrigin(config.host, port)}/` })
   const code = await done
   return failedStarts >= MAX_FAILED_STARTS || killed > 0 ? 1 : code
+}
+
+/**
+ * A closed terminal or SSH session (SIGHUP) stops the server as SIGTERM does,
+ * logged and drained, rather than killing it without a word; unless it was
+ * started to ignore that (nohup), a choice kept. Where that cannot be read
+ * (no /proc), the signal's default is left alone.
+ */
+export function onHangup(stop: (signal: string) => void): void {
+  let ignored: boolean
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+    if (mask === undefined) return
+    ignored = (BigInt(`0x${mask}`) & 1n) === 1n // bit 0: signal 1, SIGHUP
+  } catch {
+    return
+  }
+  if (!ignored) process.on('SIGHUP', () => stop('SIGHUP'))
 }

@@ -464,6 +464,22 @@ describe(`conduit serve --workers 2 (${BACKEND})`, () => {
       await server.stop()
     }
   }, 60_000)
+
+  test('SIGHUP to the whole group (the terminal closed): the supervisor stops its workers as on SIGTERM, exit 0', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', ...db.env }, args: ['serve', '--workers', '2'] })
+    let workers: number[] = []
+    for (let i = 0; i < 50 && workers.length < 2; i++) {
+      workers = await children(server.proc.pid)
+      if (workers.length < 2) await Bun.sleep(100)
+    }
+    expect(workers).toHaveLength(2)
+    // a hang-up reaches every process of the terminal's group: the workers leave it to the supervisor
+    for (const pid of workers) process.kill(pid, 'SIGHUP')
+    expect(await server.stop('SIGHUP')).toMatchObject({ code: 0, timedOut: false })
+    expect(server.stdout()).toContain('INFO stopping workers reason=SIGHUP workers=2')
+    expect(server.stdout()).not.toContain('worker exited; starting a new one')
+  }, 60_000)
 })
 
 /** One probe: a fresh connection (as a balancer's health check opens), the status or the error. */

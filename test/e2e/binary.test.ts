@@ -262,6 +262,20 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     expect(second).toMatchObject({ code: 0, timedOut: false })
   }, 60_000)
 
+  test('SIGHUP (the terminal closed) stops it as SIGTERM does, logged; started under nohup, it keeps serving', async () => {
+    const server = await startServer(binary())
+    const stopped = await server.stop('SIGHUP')
+    expect(stopped).toMatchObject({ code: 0, timedOut: false })
+    expect(server.stdout()).toContain('INFO shutting down reason=SIGHUP')
+    expect(server.stdout()).toContain('INFO stopped')
+
+    const nohup = await startServer(binary(), { dir: server.dir, wrapper: ['nohup'] })
+    nohup.proc.kill('SIGHUP')
+    await Bun.sleep(300)
+    expect((await api(nohup.url, 'GET', '/health')).status).toBe(200)
+    expect(await nohup.stop()).toMatchObject({ code: 0, timedOut: false })
+  }, 60_000)
+
   test('SIGTERM during concurrent registrations exits 0 and every 2xx answer is persisted', async () => {
     const server = await startServer(binary())
     const N = 40

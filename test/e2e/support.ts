@@ -192,6 +192,8 @@ export interface StartOptions {
   /** use exactly this environment (plus PORT unless port is null): nothing inherited */
   exactEnv?: Record<string, string>
   args?: string[]
+  /** a command that runs the binary (`['nohup']`) */
+  wrapper?: string[]
 }
 
 /** What every binary under test gets: registrations are not throttled (tests register many users from one address). */
@@ -208,7 +210,7 @@ export async function startServer(binary: string, options: StartOptions = {}): P
   const env = { ...(options.exactEnv ?? { ...baseEnv(), ...options.env }) }
   if (options.port !== null) env.PORT = String(port)
   const proc = Bun.spawn({
-    cmd: [join(dir, 'conduit'), ...(options.args ?? [])],
+    cmd: [...(options.wrapper ?? []), join(dir, 'conduit'), ...(options.args ?? [])],
     cwd: dir,
     env,
     stdin: 'ignore',

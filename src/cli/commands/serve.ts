@@ -1,4 +1,4 @@
-import { supervise, WORKER_ENV } from '../../cluster.ts'
+import { onHangup, supervise, WORKER_ENV } from '../../cluster.ts'
 import { type Config, ConfigError } from '../../config.ts'
 import { createLogger } from '../../log.ts'
 import { serve } from '../../server.ts'
@@ -37,6 +37,8 @@ async function runServer(config: Config): Promise<number> {
   // a terminal's Ctrl-C reaches the whole process group, and would count twice in a worker
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', process.env[WORKER_ENV] ? () => {} : () => stop('SIGINT'))
+  if (process.env[WORKER_ENV]) process.on('SIGHUP', () => {})
+  else onHangup(stop)
   if (process.env[WORKER_ENV]) {
     // a supervisor killed outright (SIGKILL, a crash) sends no signal: its workers would go on
     // holding the port. Reparented, a worker stops as if told to.
