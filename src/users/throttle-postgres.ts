@@ -18,6 +18,7 @@ export function postgresThrottle(sql: SQL): ThrottleStore {
       }),
     reset: (key) => write(async () => void (await sql`DELETE FROM throttle WHERE key = ${key}`)),
     undo: (key) => write(async () => void (await sql`UPDATE throttle SET hits = greatest(hits - 1, 0) WHERE key = ${key}`)),
+    open: (key, now) => read(async () => (await sql`SELECT 1 FROM throttle WHERE key = ${key} AND reset_at > ${now}`).length > 0),
     purge: (now, maxRows) =>
       read(() =>
         // one transaction: instances sweeping at once do not both cut the overflow

@@ -12,6 +12,7 @@ export function sqliteThrottle(db: Database): ThrottleStore {
   )
   const reset = db.query<unknown, [string]>('DELETE FROM throttle WHERE key = ?')
   const undo = db.query<unknown, [string]>('UPDATE throttle SET hits = max(hits - 1, 0) WHERE key = ?')
+  const open = db.query<unknown, [string, number]>('SELECT 1 FROM throttle WHERE key = ? AND reset_at > ?')
   const hits = db.transaction((keys: readonly string[], windowMs: number, now: number) =>
     keys.map((key) => hit.get({ key, now, end: now + windowMs })!),
   )
@@ -19,6 +20,7 @@ export function sqliteThrottle(db: Database): ThrottleStore {
     hit: (keys, windowMs, now) => hits.immediate(keys, windowMs, now),
     reset: (key) => void reset.run(key),
     undo: (key) => void undo.run(key),
+    open: (key, now) => open.get(key, now) !== null,
     purge(now, maxRows) {
       db.query('DELETE FROM throttle WHERE reset_at <= ?').run(now)
       const { n } = db.query<{ n: number }, []>('SELECT count(*) AS n FROM throttle').get()!

@@ -21,6 +21,8 @@ export interface ThrottleStore {
   reset(key: string): Awaitable<void>
   /** Takes one hit back (a successful login lowers its account's count). */
   undo(key: string): Awaitable<void>
+  /** Whether the key has a window that has not ended. */
+  open(key: string, now: number): Awaitable<boolean>
   /** Deletes expired windows, then, beyond `maxRows`, those with the fewest hits first (see OVERFLOW_ORDER). */
   purge(now: number, maxRows: number): Awaitable<void>
 }
@@ -34,6 +36,29 @@ export const MAX_THROTTLE_ROWS = 100_000
  * it pushes out its own windows, never a lockout (which took many hits).
  */
 export const OVERFLOW_ORDER = 'ORDER BY hits, reset_at'
+
+/**
+ * The client a throttle counts: an IPv4 address (also one mapped into IPv6)
+ * as it is, an IPv6 address by its /64, which one host commonly holds whole:
+ * counted by address, one machine would have 2^64 budgets.
+ */
+export function clientOf(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return mapped[1]!
+  if (!address.includes(':')) return address
+  const bare = address.split('%')[0]! // a zone (fe80::1%eth0) is the host's own business
+  const [head, tail] = bare.split('::') as [string, string | undefined]
+  const groups = (part: string | undefined) => (part ? part.split(':') : [])
+  const h = groups(head)
+  const t = groups(tail)
+  // an IPv4 tail (::ffff:0:1.2.3.4, 64:ff9b::1.2.3.4) fills two groups
+  const size = (g: string[]) => g.reduce((n, x) => n + (x.includes('.') ? 2 : 1), 0)
+  const all = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - size(h) - size(t))).fill('0'), ...t]
+  return `${all
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`
+}
 
 /** 128 bits of SHA-256, base64url: the same size whatever the input. */
 export const digest = (kind: string, ...parts: string[]) =>
@@ -59,37 +84,47 @@ export interface LoginGuard {
   readonly stats: ThrottleStats
 }
 
+/** How long a client that logged in to an account stays known to it (see loginThrottle). */
+export const KNOWN_CLIENT_MS = 30 * 24 * 3600 * 1000
+
 /**
  * Failed-login throttling:
- * - per (account, client address) pair: after `perPair` failures in the
- *   window that pair gets 429 until the window ends — one attacker cannot
- *   keep guessing, and the real owner elsewhere is not locked out;
- * - per account from all addresses (`perAccount`, looser): slows down
- *   guessing distributed over many addresses.
+ * - per (account, client) pair: after `perPair` failures in the window that
+ *   pair gets 429 until the window ends — one attacker cannot keep guessing,
+ *   and the real owner elsewhere is not locked out;
+ * - per account from all clients (`perAccount`, looser): slows down guessing
+ *   distributed over many addresses. A client that logged in to the account
+ *   within KNOWN_CLIENT_MS is exempt (its pair's limit still holds): without
+ *   that, anyone who knows an email could lock its owner out by failing from
+ *   a few addresses.
  * Every attempt counts as a failure until it succeeds (then its pair is
  * cleared): a burst of concurrent guesses cannot all slip through while their
- * password checks are still running.
+ * password checks are still running. A client is an address, or an IPv6 /64
+ * (clientOf).
  */
 export function loginThrottle(settings: Config['loginThrottle'], store: ThrottleStore, now: () => number = Date.now): LoginGuard {
   const stats: ThrottleStats = { refused: 0 }
   if (!settings.enabled) return { async attempt() {}, async succeeded() {}, stats }
   const windowMs = settings.windowSeconds * 1000
-  const keysOf = (email: string, address: string) => [digest('pair', email, address), digest('account', email)] as const
+  const keysOf = (email: string, address: string) => [digest('pair', email, clientOf(address)), digest('account', email)] as const
+  const knownKey = (email: string, address: string) => digest('known', email, clientOf(address))
+  const refused = (w: WindowState, t: number) => {
+    stats.refused++
+    return refuse('login', LOGIN, w.resetAt, t)
+  }
   return {
     stats,
     async attempt(email, address) {
       const t = now()
       const [pair, account] = await store.hit(keysOf(email, address), windowMs, t)
-      const over = pair!.hits > settings.perPair ? pair! : account!.hits > settings.perAccount ? account! : undefined
-      if (over) {
-        stats.refused++
-        throw refuse('login', LOGIN, over.resetAt, t)
-      }
+      if (pair!.hits > settings.perPair) throw refused(pair!, t)
+      if (account!.hits > settings.perAccount && !(await store.open(knownKey(email, address), t))) throw refused(account!, t)
     },
     async succeeded(email, address) {
       const [pair, account] = keysOf(email, address)
       await store.reset(pair)
       await store.undo(account)
+      await store.hit([knownKey(email, address)], KNOWN_CLIENT_MS, now())
     },
   }
 }
@@ -113,7 +148,7 @@ export function registrationThrottle(
     stats,
     async attempt(address) {
       const t = now()
-      const [w] = await store.hit([digest('register', address)], windowMs, t)
+      const [w] = await store.hit([digest('register', clientOf(address))], windowMs, t)
       if (w!.hits > settings.perAddress) {
         stats.refused++
         throw refuse('registration', REGISTRATION_REFUSED, w!.resetAt, t)

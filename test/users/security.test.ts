@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MAX_FILTER_VALUES } from '../../src/articles/query.ts'
 import { MAX_THROTTLE_ROWS } from '../../src/users/throttle.ts'
+import type { Config } from '../../src/config.ts'
 import { silentLogger } from '../../src/log.ts'
 import { serve } from '../../src/server.ts'
 import { testApp, testConfig } from '../support/app.ts'
@@ -113,16 +114,32 @@ function postFrom(localAddress: string, port: number, path: string, body: unknow
   })
 }
 
+/** A server on a fresh database, listening on every address (so requests can come from several loopback ones); `run` gets its port. */
+async function onPeers(overrides: Partial<Config>, run: (port: number) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'conduit-peer-'))
+  const database = await binaryDatabase()
+  const running = await serve(
+    testConfig({
+      ...cheap,
+      ...overrides,
+      port: 0,
+      host: '0.0.0.0',
+      databasePath: join(dir, 'c.db'),
+      databaseUrl: database.env.DATABASE_URL,
+    }),
+    silentLogger,
+  )
+  try {
+    await run(Number(new URL(running.url).port))
+  } finally {
+    await running.shutdown('test')
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 describe('client addresses', () => {
   test('ten wrong passwords from one address lock only that address out, not the owner elsewhere', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'conduit-peer-'))
-    const database = await binaryDatabase()
-    const running = await serve(
-      testConfig({ ...cheap, port: 0, host: '0.0.0.0', databasePath: join(dir, 'c.db'), databaseUrl: database.env.DATABASE_URL }),
-      silentLogger,
-    )
-    try {
-      const port = Number(new URL(running.url).port)
+    await onPeers({}, async (port) => {
       const owner = { username: 'owner', email: 'owner@example.com', password: 'the-right-password' }
       expect((await postFrom('127.0.0.4', port, '/api/users', { user: owner })).status).toBe(201)
       for (let i = 0; i < 10; i++) {
@@ -134,28 +151,28 @@ describe('client addresses', () => {
       const elsewhere = await postFrom('127.0.0.3', port, '/api/users/login', { user: { email: owner.email, password: owner.password } })
       expect(elsewhere.status).toBe(200)
       expect(elsewhere.body.user.username).toBe('owner')
-    } finally {
-      await running.shutdown('test')
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
+  }, 20_000)
+
+  test('failures from many addresses lock an account only to clients it has not signed in from: its owner’s still signs in', async () => {
+    await onPeers({ loginThrottle: { enabled: true, perPair: 10, perAccount: 20, windowSeconds: 900 } }, async (port) => {
+      const owner = { username: 'owner', email: 'owner@example.com', password: 'the-right-password' }
+      const login = (from: string, password: string) => postFrom(from, port, '/api/users/login', { user: { email: owner.email, password } })
+      expect((await postFrom('127.0.0.4', port, '/api/users', { user: owner })).status).toBe(201)
+      expect((await login('127.0.0.4', owner.password)).status).toBe(200)
+      // 20 failures from two addresses: the account's budget spent
+      for (const from of ['127.0.0.2', '127.0.0.3'])
+        for (let i = 0; i < 10; i++) expect((await login(from, `guess-${i}-wrong`)).status).toBe(401)
+      expect((await login('127.0.0.5', owner.password)).status).toBe(429)
+      // the client the owner signed in from is not locked out, wrong or right
+      expect((await login('127.0.0.4', 'one-typo-wrong')).status).toBe(401)
+      const owners = await login('127.0.0.4', owner.password)
+      expect({ status: owners.status, username: owners.body.user?.username }).toEqual({ status: 200, username: 'owner' })
+    })
   }, 20_000)
 
   test('registrations are counted per real client address: one address throttled, another still registers', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'conduit-peer-'))
-    const database = await binaryDatabase()
-    const running = await serve(
-      testConfig({
-        ...cheap,
-        port: 0,
-        host: '0.0.0.0',
-        databasePath: join(dir, 'c.db'),
-        databaseUrl: database.env.DATABASE_URL,
-        registrationThrottle: { enabled: true, perAddress: 2, windowSeconds: 3600 },
-      }),
-      silentLogger,
-    )
-    try {
-      const port = Number(new URL(running.url).port)
+    await onPeers({ registrationThrottle: { enabled: true, perAddress: 2, windowSeconds: 3600 } }, async (port) => {
       const user = (n: string) => ({ user: { username: n, email: `${n}@example.com`, password: 'a-long-password' } })
       expect((await postFrom('127.0.0.2', port, '/api/users', user('first'))).status).toBe(201)
       expect((await postFrom('127.0.0.2', port, '/api/users', user('second'))).status).toBe(201)
@@ -163,10 +180,7 @@ describe('client addresses', () => {
       expect(third.status).toBe(429)
       expect(third.body.errors).toBeDefined()
       expect((await postFrom('127.0.0.3', port, '/api/users', user('third'))).status).toBe(201)
-    } finally {
-      await running.shutdown('test')
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   }, 20_000)
 })
 
@@ -358,14 +372,7 @@ describe('ids', () => {
 
 describe('requests without a Host header (HTTP/1.0, as health checkers send them)', () => {
   test('are answered for the path they name', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'conduit-nohost-'))
-    const database = await binaryDatabase()
-    const running = await serve(
-      testConfig({ ...cheap, port: 0, host: '127.0.0.1', databasePath: join(dir, 'c.db'), databaseUrl: database.env.DATABASE_URL }),
-      silentLogger,
-    )
-    try {
-      const port = Number(new URL(running.url).port)
+    await onPeers({}, async (port) => {
       const raw = (request: string) =>
         new Promise<string>((resolve) => {
           let text = ''
@@ -386,9 +393,6 @@ describe('requests without a Host header (HTTP/1.0, as health checkers send them
       const tags = await raw('GET /api/tags HTTP/1.0\r\n\r\n')
       expect(tags.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
       expect(tags).toContain('{"tags":[]}')
-    } finally {
-      await running.shutdown('test')
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   }, 20_000)
 })
