@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from '../../src/cli/command.ts'
 import { usageOf } from '../../src/cli/help.ts'
@@ -108,6 +108,20 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
         command: c.name,
         code: 1,
         line: `conduit: cannot open the database ${join(dir, 'c.db')}: directory ${dir} does not exist; create it or choose another file with ${option}`,
+      })
+    }
+  }, 60_000)
+
+  test('a database under a regular file (not a directory): 1, named as such, not as a read-only file', async () => {
+    for (const c of COMMANDS.filter(takesDatabase)) {
+      const notDir = join(tempDir(), 'notadb.db')
+      writeFileSync(notDir, 'a file')
+      const option = invocation(c).pathOption ?? DB
+      const r = await mistake(invocation(c).args(join(notDir, 'c.db')))
+      expect({ command: c.name, ...r }).toEqual({
+        command: c.name,
+        code: 1,
+        line: `conduit: cannot open the database ${join(notDir, 'c.db')}: ${notDir} is not a directory; choose another file with ${option}`,
       })
     }
   }, 60_000)

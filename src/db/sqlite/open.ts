@@ -58,8 +58,9 @@ function writable(path: string): boolean {
     accessSync(path, constants.W_OK)
     return true
   } catch (e) {
-    // missing (a directory that does not exist): SQLite's own error names it
-    return (e as { code?: string }).code === 'ENOENT'
+    // missing (a directory that does not exist, or a file on the way that is not one): SQLite's own error names it
+    const code = (e as { code?: string }).code
+    return code === 'ENOENT' || code === 'ENOTDIR'
   }
 }
 
