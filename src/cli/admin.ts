@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from '../config.ts'
-import { openStore } from '../db/open.ts'
+import { openStore, openStoreToRead } from '../db/open.ts'
 import type { Store } from '../db/store.ts'
 import type { Awaitable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
@@ -26,11 +26,14 @@ export const where = (config: Config, store: Store): string => (config.databaseU
 /**
  * Runs `fn` on the configured database's store, closed after. A SQLite file
  * that does not exist is refused, not created: an operator's typo must not
- * leave an empty database behind and report "no such user".
+ * leave an empty database behind and report "no such user". `reads`: `fn`
+ * only reads, and a SQLite file at this binary's schema version is opened
+ * read-only (one that must be migrated first is opened as for a write).
  */
-export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, reads = false): Promise<T> {
   if (!config.databaseUrl && !existsSync(config.databasePath)) throw noDatabase(config.databasePath)
-  const { store } = await openStore(untimed(config))
+  const reader = reads && !config.databaseUrl ? openStoreToRead(config.databasePath) : undefined
+  const store = reader ?? (await openStore(untimed(config))).store
   try {
     return await fn(store)
   } finally {

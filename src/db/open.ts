@@ -2,8 +2,8 @@ import { resolve } from 'node:path'
 import { type Config, redactUrl } from '../config.ts'
 import type { Logger } from '../log.ts'
 import { MIGRATING, type OpeningStep } from './opening.ts'
-import { migrate as migrateSqlite } from './sqlite/migrate.ts'
-import { openWritable } from './sqlite/open.ts'
+import { contentsOf, migrations, migrate as migrateSqlite, refuseUnknown } from './sqlite/migrate.ts'
+import { openReadOnly, openWritable } from './sqlite/open.ts'
 import { sqliteStore } from './sqlite/store.ts'
 import type { Store } from './store.ts'
 
@@ -73,6 +73,30 @@ async function open(config: Config, step?: OpeningStep): Promise<Opened> {
     // the log names the file as the error messages do: absolute, whatever the working directory
     const location = config.databasePath === ':memory:' ? ':memory:' : resolve(config.databasePath)
     return { store: sqliteStore(db, location), applied }
+  } catch (e) {
+    db.close()
+    throw e
+  }
+}
+
+/**
+ * The store on a SQLite file for a command that only reads it (admin's list
+ * and show), opened read-only (sqlite/open.ts, openReadOnly): a file this
+ * process may only read will do, and nothing in it changes. Undefined for a
+ * new file or one of an older schema version: it must be migrated first, as
+ * openStore does.
+ */
+export function openStoreToRead(path: string): Store | undefined {
+  const db = openReadOnly(path)
+  try {
+    const contents = contentsOf(db)
+    refuseUnknown(contents)
+    if (contents.version < migrations.length) {
+      db.close()
+      return undefined
+    }
+    // closed as it was opened: the flush on closing (closeDatabase) writes
+    return { ...sqliteStore(db, resolve(path)), close: async () => db.close() }
   } catch (e) {
     db.close()
     throw e

@@ -1,6 +1,9 @@
 import { expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { Database } from 'bun:sqlite'
+import { chmodSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { migrate as migrateSqlite } from '../../src/db/sqlite/migrate.ts'
 import { migrations } from '../../src/db/postgres/migrate.ts'
 import { binaryDatabase, TEST_DATABASE_URL } from '../support/backend.ts'
 import { tcpProxy } from '../support/tcp-proxy.ts'
@@ -180,6 +183,29 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     expect(oneLine(refused.stderr)).toHaveLength(1)
     expect(refused.stderr).toContain('not empty')
   }, 120_000)
+
+  test('copy from a read-only backup of an older schema version: copied, and the backup left as it was', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'old.db')
+    const old = new Database(file)
+    migrateSqlite(old, 3)
+    old.run("INSERT INTO users (username, username_key, email, password_hash, created_at) VALUES ('old', 'old', 'old@example.com', 'x', 0)")
+    old.close()
+    chmodSync(file, 0o444)
+    const before = new Bun.CryptoHasher('sha256').update(readFileSync(file)).digest('hex')
+    const target = await binaryDatabase()
+    const copied = await runCli(binary(), ['copy', '--from', file, '--to', target.env.DATABASE_URL!], { cwd: dir, timeoutMs: 60_000 })
+    expect({ code: copied.code, stdout: copied.stdout }).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("every table's count matches"),
+    })
+    expect(copied.stdout).toMatch(/^users +1 -> +1$/m)
+    expect(new Bun.CryptoHasher('sha256').update(readFileSync(file)).digest('hex')).toBe(before)
+    expect(readdirSync(dir)).toEqual(['old.db'])
+    const reopened = new Database(file, { readonly: true })
+    expect(reopened.query('PRAGMA user_version').get()).toEqual({ user_version: 3 })
+    reopened.close()
+  }, 60_000)
 
   test('the database going away: 503 in the envelope within seconds, /ready 503, then recovery by itself', async () => {
     const db = await binaryDatabase()

@@ -1,9 +1,9 @@
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { chownSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { skipIf, why } from '../support/skip.ts'
-import { isRoot, makeUnwritable, register, runCli, startServer, tempDir, unwritableSkip, useBinary } from './support.ts'
+import { installBinary, isRoot, makeUnwritable, register, run, runCli, startServer, tempDir, unwritableSkip, useBinary } from './support.ts'
 
 /**
  * The files the binary keeps beside a SQLite database: who may read them,
@@ -106,4 +106,88 @@ skipIf(why.sqliteOnly).describe('the SQLite files', () => {
     },
     30_000,
   )
+})
+
+const sha = (path: string) => new Bun.CryptoHasher('sha256').update(readFileSync(path)).digest('hex')
+const journalMode = (path: string) => {
+  const db = new Database(path, { readonly: true })
+  try {
+    return (db.query('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode
+  } finally {
+    db.close()
+  }
+}
+
+/** Another program's file: one table and a row, in rollback-journal mode (as sqlite3 and Python make it), `version` its user_version. */
+function othersFile(file: string, version: number): void {
+  const db = new Database(file)
+  db.run('CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount INTEGER)')
+  db.run('INSERT INTO invoices (amount) VALUES (5)')
+  db.run(`PRAGMA user_version = ${version}`)
+  db.close()
+}
+
+/** The commands that open a SQLite file, with what names it on their command line. */
+const ON_A_FILE: [string, (file: string) => string[], string][] = [
+  ['migrate', (f) => ['migrate', '--db', f], '--db or DATABASE_PATH'],
+  ['serve', (f) => ['serve', '--port', '0', '--host', '127.0.0.1', '--db', f], '--db or DATABASE_PATH'],
+  ['seed', (f) => ['seed', '--users', '1', '--articles', '0', '--db', f], '--db or DATABASE_PATH'],
+  ['admin users list', (f) => ['admin', 'users', 'list', '--db', f], '--db or DATABASE_PATH'],
+  ['admin users show', (f) => ['admin', 'users', 'show', 'jake', '--db', f], '--db or DATABASE_PATH'],
+  ['admin users lock', (f) => ['admin', 'users', 'lock', 'jake', '--db', f], '--db or DATABASE_PATH'],
+  ['backup', (f) => ['backup', join(tempDir(), 'out.db'), '--db', f], '--db or DATABASE_PATH'],
+  ['copy', (f) => ['copy', '--from', f, '--to', 'postgres://postgres@127.0.0.1:1/conduit'], '--from'],
+]
+
+skipIf(why.sqliteOnly).describe("files that are not Conduit's, and files a command only reads", () => {
+  // user_version 0, and one another program set: below this binary's schema version, and above it
+  test.each([0, 3, 42])(
+    "another program's file (user_version %i): every command refuses it (2) in one line, and leaves it byte for byte",
+    async (version) => {
+      const dir = tempDir()
+      const file = join(dir, 'invoices.db')
+      othersFile(file, version)
+      const before = sha(file)
+      for (const [name, args, option] of ON_A_FILE) {
+        const r = await runCli(binary(), args(file), { cwd: dir })
+        expect({ name, code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({
+          name,
+          code: 2,
+          stderr: `conduit: ${file}: holds another program's tables (invoices), not Conduit's; choose a new file or one of Conduit's with ${option}\n`,
+          stdout: '',
+        })
+        expect({ name, sha: sha(file), journal: journalMode(file), files: readdirSync(dir) }).toEqual({
+          name,
+          sha: before,
+          journal: 'delete',
+          files: ['invoices.db'],
+        })
+      }
+    },
+    60_000,
+  )
+
+  // root writes a 0444 file: it runs the binary as nobody, the file's owner
+  test('a read-only database (chmod 444): backup and admin users list read it and leave it as it was; the next start is not refused', async () => {
+    const dir = installBinary(binary())
+    chmodSync(dir, 0o777)
+    const asNobody = isRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+    const conduit = [...asNobody, join(dir, 'conduit')]
+    const cli = (...args: string[]) => run([...conduit, ...args], { cwd: dir, timeoutMs: 15_000 })
+    expect((await cli('seed', '--users', '2', '--articles', '1', '--db', 'c.db')).code).toBe(0)
+    chmodSync(join(dir, 'c.db'), 0o444)
+    const before = sha(join(dir, 'c.db'))
+    const backup = await cli('backup', 'b.db', '--db', 'c.db')
+    expect({ code: backup.code, stderr: backup.stderr }).toEqual({ code: 0, stderr: '' })
+    const list = await cli('admin', 'users', 'list', '--db', 'c.db')
+    expect({ code: list.code, stderr: list.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(list.stdout.split('\n').filter(Boolean)).toHaveLength(3)
+    expect(sha(join(dir, 'c.db'))).toBe(before)
+    chmodSync(join(dir, 'c.db'), 0o644)
+    const again = await cli('migrate', '--db', 'c.db')
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' })
+    const copy = new Database(join(dir, 'b.db'), { readonly: true })
+    expect(copy.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 2 })
+    copy.close()
+  }, 60_000)
 })

@@ -39,7 +39,8 @@ const when = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'
 const onAccount = (
   c: Omit<Command, 'args' | 'run'>,
   run: (store: Store, username: string, input: CommandInput) => Promise<number>,
-): Command => ({ ...c, args: 1, run: (input) => withStore(input.config, (store) => run(store, input.args[0]!, input)) })
+  reads = false,
+): Command => ({ ...c, args: 1, run: (input) => withStore(input.config, (store) => run(store, input.args[0]!, input), reads) })
 
 function table(rows: Account[]): string {
   const cells = [
@@ -68,10 +69,14 @@ const list: Command = {
   run: ({ config, flags }) => {
     const limit = flags.limit === undefined ? LIST_DEFAULT : integer('--limit', flags.limit, 1, LIST_MAX)
     const search = flags.search === undefined ? null : accountSearch(flags.search)
-    return withStore(config, async (store) => {
-      const rows = await usersOn(store).reads.accounts(search, limit)
-      return said(flags, rows.length ? table(rows) : 'no accounts', { users: rows.map(accountJson) })
-    })
+    return withStore(
+      config,
+      async (store) => {
+        const rows = await usersOn(store).reads.accounts(search, limit)
+        return said(flags, rows.length ? table(rows) : 'no accounts', { users: rows.map(accountJson) })
+      },
+      true,
+    )
   },
 }
 
@@ -101,6 +106,7 @@ const show = onAccount(
     const text = fields.map(([k, v]) => `${k.padEnd(11)}${v ?? '-'}`).join('\n')
     return said(input.flags, text, { user: accountDetailsJson(a) })
   },
+  true,
 )
 
 const password = onAccount(

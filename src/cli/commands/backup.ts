@@ -1,7 +1,8 @@
 import { closeSync, existsSync, openSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { redactUrl } from '../../config.ts'
-import { openDatabase } from '../../db/sqlite/open.ts'
+import { contentsOf, refuseOthers } from '../../db/sqlite/migrate.ts'
+import { openReadOnly } from '../../db/sqlite/open.ts'
 import type { Command } from '../command.ts'
 import { backupFailure, noDatabase } from '../diagnose/sqlite.ts'
 import { UsageError } from '../errors.ts'
@@ -21,13 +22,23 @@ export const backupCommand: Command = {
     const file = resolve(args[0]!)
     if (existsSync(file)) throw new UsageError(`backup: ${file} already exists; choose a new file name`)
     if (!existsSync(config.databasePath)) throw noDatabase(config.databasePath)
-    const db = openDatabase(config.databasePath)
+    // read only: the database is never changed, and a read-only file or one another user lets this one read will do
+    const db = openReadOnly(config.databasePath)
+    try {
+      // another program's file is refused as migrate refuses it (a newer Conduit's is backed up all the same)
+      refuseOthers(contentsOf(db))
+    } catch (e) {
+      db.close()
+      throw e
+    }
     let made = false
     try {
       // made first, empty and readable by its owner only (it holds the signing secret and the password
       // hashes): VACUUM INTO fills an empty file, and would make a new one 0644 under the usual umask
       closeSync(openSync(file, 'wx', 0o600))
       made = true
+      // (query_only refuses VACUUM INTO too, though it writes the backup alone)
+      db.run('PRAGMA query_only = OFF')
       db.query('VACUUM INTO ?').run(file)
     } catch (e) {
       // no half-written or empty backup left behind to be mistaken for one

@@ -1,10 +1,13 @@
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
+import type { Database } from 'bun:sqlite'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { redactUrl, setDatabase } from '../../config.ts'
 import { copyDatabase, TargetNotEmpty } from '../../db/copy.ts'
+import { MigrationError } from '../../db/migration-error.ts'
 import { openStore } from '../../db/open.ts'
-import { migrate } from '../../db/sqlite/migrate.ts'
-import { openDatabase } from '../../db/sqlite/open.ts'
+import { contentsOf, migrate, migrations, refuseUnknown } from '../../db/sqlite/migrate.ts'
+import { openReadOnly, openWritable } from '../../db/sqlite/open.ts'
 import { type Command, untimed } from '../command.ts'
 import { noDatabase } from '../diagnose/sqlite.ts'
 import { CliError, UsageError } from '../errors.ts'
@@ -27,9 +30,11 @@ export const copyCommand: Command = {
     const source = resolve(flags.from)
     if (!existsSync(source)) throw noDatabase(source, '--from')
     Object.assign(context, { databasePath: source, databaseUrl: redactUrl(target.databaseUrl) })
-    const db = openDatabase(source)
-    migrate(db)
-    const { store } = await openStore(untimed(target))
+    const { db, done } = readSource(source)
+    const { store } = await openStore(untimed(target)).catch((e) => {
+      done()
+      throw e
+    })
     const tty = process.stderr.isTTY
     let last = ''
     try {
@@ -54,10 +59,57 @@ export const copyCommand: Command = {
       if (e instanceof TargetNotEmpty) throw new UsageError(`copy: ${e.message} at ${store.location}; copy needs an empty database`)
       throw e
     } finally {
-      db.close()
+      done()
       await store.close()
     }
   },
+}
+
+/**
+ * The source, read as it is: never changed (a backup stays the backup it
+ * was). One of an older schema version is read from a copy in a temporary
+ * directory (TMPDIR), migrated there and removed after.
+ */
+function readSource(source: string): { db: Database; done: () => void } {
+  const reading = openReadOnly(source)
+  try {
+    const contents = contentsOf(reading)
+    try {
+      refuseUnknown(contents, '--from')
+    } catch (e) {
+      // named by its path (the failure's line would name the target)
+      throw e instanceof MigrationError ? new UsageError(`${source}: ${e.message}`) : e
+    }
+    if (contents.version === migrations.length) return { db: reading, done: () => reading.close() }
+    // (a directory only this user may enter: the copy holds the signing secret and the password hashes)
+    const dir = mkdtempSync(join(tmpdir(), 'conduit-copy-'))
+    try {
+      const file = join(dir, 'source.db')
+      reading.run('PRAGMA query_only = OFF') // (VACUUM INTO writes the copy alone)
+      reading.query('VACUUM INTO ?').run(file)
+      reading.close()
+      const db = openWritable(file)
+      try {
+        migrate(db)
+      } catch (e) {
+        db.close()
+        throw e
+      }
+      return {
+        db,
+        done: () => {
+          db.close()
+          rmSync(dir, { recursive: true, force: true })
+        },
+      }
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true })
+      throw e
+    }
+  } catch (e) {
+    reading.close()
+    throw e
+  }
 }
 
 /** A count as the progress lines and the summary both write it: `1,000`. */

@@ -54,18 +54,15 @@ export function schemaVersion(db: Database): number {
  */
 export function migrate(db: Database, target = migrations.length, opening?: OpeningStep): number[] {
   const applied: number[] = []
-  const current = schemaVersion(db)
-  if (current > migrations.length) {
-    throw new MigrationError(
-      `database schema version ${current} is newer than this binary knows (${migrations.length}); use a newer conduit`,
-    )
-  }
-  if (current < target) opening?.(MIGRATING, { from: current, to: target })
+  const contents = contentsOf(db)
+  refuseUnknown(contents)
+  if (contents.version < target) opening?.(MIGRATING, { from: contents.version, to: target })
   // IMMEDIATE takes the write lock first, so two processes starting at once
   // cannot both apply the same migration.
   const step = db.transaction((version: number, m: Migration) => {
     if (schemaVersion(db) >= version) return false
-    if (version === 1) refuseOthers(db)
+    // (again under the write lock: another program may have written the file since)
+    if (version === 1) refuseUnknown(contentsOf(db))
     db.run(m.sql)
     m.after?.(db)
     if (m.foreignKeysOff) {
@@ -86,20 +83,54 @@ export function migrate(db: Database, target = migrations.length, opening?: Open
   return applied
 }
 
-/**
- * A file with no schema version but tables of its own is another program's database (every
- * version of Conduit's schema has its number): left as it is, not given Conduit's tables too.
- */
-function refuseOthers(db: Database): void {
+/** What tells whose a SQLite file is: its schema version and its tables (SQLite's own left out). */
+export interface Contents {
+  version: number
+  tables: string[]
+}
+
+/** The tables migration 1 made that every later version keeps: a file holds them all if it is Conduit's. */
+const CONDUIT_TABLES = ['settings', 'users', 'follows', 'articles', 'tags', 'article_tags', 'favorites', 'comments', 'counters']
+
+/** What the file `db` is open on holds; only reads (a read-only connection will do). */
+export function contentsOf(db: Database): Contents {
   const tables = db
     .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
     .all() as { name: string }[]
-  if (tables.length === 0) return
-  const named = tables.slice(0, 3).map((t) => t.name)
-  const more = tables.length > 3 ? `, and ${tables.length - 3} more` : ''
-  throw new MigrationError(
-    `holds another program's tables (${named.join(', ')}${more}), not Conduit's; choose a new file or one of Conduit's with --db or DATABASE_PATH`,
-  )
+  return { version: schemaVersion(db), tables: tables.map((t) => t.name) }
+}
+
+/**
+ * Whether the file is Conduit's at some version: a schema version (every
+ * version of Conduit's schema has its number) and Conduit's tables. A new,
+ * empty file is no one's yet: Conduit may make it its own.
+ */
+export function isConduits(c: Contents): boolean {
+  return c.version > 0 && CONDUIT_TABLES.every((t) => c.tables.includes(t))
+}
+
+/**
+ * Refuses another program's database: tables that are not Conduit's, or a
+ * schema version Conduit never wrote. Left as it is: not given Conduit's
+ * tables too, not reported as a newer Conduit's.
+ */
+export function refuseOthers(c: Contents, option = '--db or DATABASE_PATH'): void {
+  if (isConduits(c) || (c.version === 0 && c.tables.length === 0)) return
+  const way = `not Conduit's; choose a new file or one of Conduit's with ${option}`
+  if (c.tables.length === 0) throw new MigrationError(`holds no tables but a schema version (${c.version}), ${way}`)
+  const named = c.tables.slice(0, 3)
+  const more = c.tables.length > 3 ? `, and ${c.tables.length - 3} more` : ''
+  throw new MigrationError(`holds another program's tables (${named.join(', ')}${more}), ${way}`)
+}
+
+/** Refuses what this binary may not migrate or use: another program's database, or Conduit's at a newer version. */
+export function refuseUnknown(c: Contents, option?: string): void {
+  refuseOthers(c, option)
+  if (c.version > migrations.length) {
+    throw new MigrationError(
+      `database schema version ${c.version} is newer than this binary knows (${migrations.length}); use a newer conduit`,
+    )
+  }
 }
 
 /**

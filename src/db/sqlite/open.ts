@@ -1,6 +1,8 @@
 import { Database } from 'bun:sqlite'
-import { accessSync, closeSync, constants, openSync } from 'node:fs'
+import { accessSync, chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { DatabaseUnavailable } from '../types.ts'
+import { contentsOf, refuseUnknown } from './migrate.ts'
 
 /**
  * Opens the database with the settings every connection needs:
@@ -29,6 +31,9 @@ export function openDatabase(path: string): Database {
  * - a file this process may not write is refused before SQLite makes its
  *   -wal and -shm beside it with the file's read-only mode: they would still
  *   refuse the next start once the file itself was made writable.
+ * And a file that is not Conduit's (another program's, or of a newer Conduit)
+ * is refused as it is, read through a read-only connection first: opened
+ * writable, it would be made a WAL database before migrate could refuse it.
  */
 export function openWritable(path: string): Database {
   if (path !== ':memory:' && path !== '') {
@@ -40,8 +45,55 @@ export function openWritable(path: string): Database {
     for (const beside of [`${path}-wal`, `${path}-shm`]) {
       if (!writable(beside)) throw Object.assign(new Error(`${beside} is read-only for this process`), { code: 'SQLITE_READONLY' })
     }
+    if (existsSync(path)) {
+      const reading = openReadOnly(path)
+      try {
+        refuseUnknown(contentsOf(reading))
+      } finally {
+        reading.close()
+      }
+    }
   }
   return openDatabase(path)
+}
+
+/**
+ * Opens an existing database a command only reads (backup, copy's source, the
+ * admin commands that list or show) so that it is never changed, its journal
+ * mode included (query_only), and a file or directory this process may only
+ * read will do:
+ * - where this process may write the file and its directory, SQLite keeps
+ *   the -wal and -shm of a WAL database as for any connection, and removes
+ *   them when the last one closes;
+ * - else read-only. SQLite then makes a missing -wal and -shm beside a WAL
+ *   database and leaves them, and gives them the file's mode (and owner, as
+ *   root), those already there too: they are given back their owner's write
+ *   permission, so that they do not refuse the next start once the file
+ *   itself is made writable again.
+ */
+export function openReadOnly(path: string): Database {
+  const writes = writable(path) && writable(dirname(resolve(path)))
+  const db = writes ? new Database(path, { readwrite: true, strict: true }) : new Database(path, { readonly: true, strict: true })
+  try {
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('PRAGMA query_only = ON')
+    // the first read opens the WAL, making its files
+    db.query('SELECT count(*) FROM sqlite_master').get()
+  } catch (e) {
+    db.close()
+    throw e
+  }
+  if (!writes) for (const f of [`${path}-wal`, `${path}-shm`]) ownerMayWrite(f)
+  return db
+}
+
+function ownerMayWrite(path: string): void {
+  try {
+    const mode = statSync(path).mode & 0o777
+    if ((mode & 0o600) !== 0o600) chmodSync(path, mode | 0o600)
+  } catch {
+    // not made (a database in rollback mode), or not this process's to change
+  }
 }
 
 /** Creates `path` empty (an empty file is an empty SQLite database) with mode 0600, unless it exists; any other failure is left for SQLite to report. */
