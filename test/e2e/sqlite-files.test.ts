@@ -190,4 +190,29 @@ skipIf(why.sqliteOnly).describe("files that are not Conduit's, and files a comma
     expect(copy.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 2 })
     copy.close()
   }, 60_000)
+
+  skipIf(!isRoot && 'needs root: a database that belongs to another user').test(
+    'a database of another user that this one may not read (0600): every command names its owner, not chmod',
+    async () => {
+      const dir = installBinary(binary())
+      chmodSync(dir, 0o755)
+      const data = tempDir()
+      chmodSync(data, 0o755)
+      const file = join(data, 'c.db')
+      expect((await runCli(binary(), ['migrate', '--db', file])).code).toBe(0)
+      const before = sha(file)
+      const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'conduit')]
+      for (const [name, args] of ON_A_FILE) {
+        const r = await run([...asNobody, ...args(file)], { cwd: dir, timeoutMs: 15_000 })
+        const what = ['migrate', 'serve', 'seed', 'admin users lock'].includes(name) ? 'cannot write' : 'cannot open'
+        expect({ name, code: r.code, stderr: r.stderr.replace(/\(this user \([^)]*\)/, '(this user (nobody)') }).toEqual({
+          name,
+          code: 1,
+          stderr: `conduit: ${what} the database ${file}: the file belongs to another user, root, and this user (nobody) may not read it; run the command as root, or have root change the owner or mode (chown, chmod)\n`,
+        })
+      }
+      expect({ sha: sha(file), files: readdirSync(data) }).toEqual({ sha: before, files: ['c.db'] })
+    },
+    60_000,
+  )
 })

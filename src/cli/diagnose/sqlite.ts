@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { CliError, EXIT_FAILURE, type ErrorLike, oneLine } from '../errors.ts'
 
@@ -34,6 +34,8 @@ export function databaseFailure(e: ErrorLike, path: string, option = PATH_OPTION
   if (code.startsWith('SQLITE_CANTOPEN')) {
     const problem = fileProblem(file)
     if (problem) return cannotOpen(file, problem, option)
+    const others = anotherUsers(`cannot open the database ${file}`, file)
+    if (others) return others
     if (!existsSync(file)) {
       return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with ${option}`
     }
@@ -57,6 +59,8 @@ export function databaseFailure(e: ErrorLike, path: string, option = PATH_OPTION
  * file. access(2) sees chattr +i too, for root as for anyone.
  */
 function readOnly(what: string, file: string, code: string, sqlite: string, hint: string): string {
+  const others = anotherUsers(what, file)
+  if (others) return others
   const dir = dirname(file)
   const fileLocked = !writable(file)
   const dirLocked = code === 'SQLITE_READONLY_DIRECTORY' || !writable(dir)
@@ -76,14 +80,72 @@ function readOnly(what: string, file: string, code: string, sqlite: string, hint
 }
 
 function writable(path: string): boolean {
+  return may(path, constants.W_OK)
+}
+
+function may(path: string, mode: number): boolean {
   try {
-    accessSync(path, constants.W_OK)
+    accessSync(path, mode)
     return true
   } catch {
     return false
   }
 }
 
+/**
+ * The line for a database this process may not use because another user
+ * owns it: the file, or the directory it is in, is not readable and writable
+ * (the directory: not writable or not searchable) for this user, and belongs
+ * to another one. chmod would not help: only its owner (or root) may change
+ * it, or the command may run as that user. Undefined when that is not it
+ * (root is stopped by no owner: by chattr +i or a read-only mount).
+ */
+function anotherUsers(what: string, file: string): string | undefined {
+  const me = process.geteuid?.()
+  if (me === undefined || me === 0) return undefined
+  const dir = dirname(file)
+  const fileUid = ownerOf(file)
+  const dirUid = ownerOf(dir)
+  const fileStops = fileUid !== undefined && fileUid !== me && !may(file, constants.R_OK | constants.W_OK)
+  const dirStops = dirUid !== undefined && dirUid !== me && !may(dir, constants.W_OK | constants.X_OK)
+  const user = `this user (${userName(me)})`
+  const wal = 'SQLite creates its -wal and -shm files next to the database'
+  const how = (uid: number) =>
+    `run the command as ${userName(uid)}, or have ${uid === 0 ? 'root' : `${userName(uid)} (or root)`} change the owner or mode (chown, chmod)`
+  if (fileStops && !may(file, constants.R_OK)) {
+    return `${what}: the file belongs to another user, ${userName(fileUid)}, and ${user} may not read it; ${how(fileUid)}`
+  }
+  if (fileStops && dirStops && dirUid === fileUid) {
+    return `${what}: the file and its directory ${dir} belong to another user, ${userName(fileUid)}, and ${user} may not write them (${wal}); ${how(fileUid)}`
+  }
+  if (fileStops) return `${what}: the file belongs to another user, ${userName(fileUid)}, and ${user} may not write it; ${how(fileUid)}`
+  if (dirStops) {
+    const verb = may(dir, constants.X_OK) ? `write in it (${wal})` : 'enter it'
+    return `${what}: its directory ${dir} belongs to another user, ${userName(dirUid)}, and ${user} may not ${verb}; ${how(dirUid)}`
+  }
+  return undefined
+}
+
+function ownerOf(path: string): number | undefined {
+  try {
+    return statSync(path).uid
+  } catch {
+    return undefined
+  }
+}
+
+/** A user's name, from /etc/passwd; `uid N` when it has none there. */
+function userName(uid: number): string {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , id] = line.split(':')
+      if (name && id !== '' && Number(id) === uid) return name
+    }
+  } catch {
+    // no /etc/passwd (a scratch container): the number alone
+  }
+  return `uid ${uid}`
+}
 /** What creating a file can fail with, short of SQLite (the backup file is made before SQLite writes it). */
 const CANNOT_CREATE = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS'])
 
