@@ -4,8 +4,8 @@ import './cli/relaunch.ts'
 import { parseArgs } from 'node:util'
 import { version } from '../package.json'
 import { FLAGS, NUMERIC } from './cli/command.ts'
-import { joinNegativeNumbers, usageFromParseArgs } from './cli/argv.ts'
-import { UsageError } from './cli/errors.ts'
+import { checkOptions, joinNegativeNumbers, usageFromParseArgs } from './cli/argv.ts'
+import { HELP_HINT, UsageError } from './cli/errors.ts'
 import { type FailureContext, report } from './cli/report.ts'
 import { commandHelp, helpText, usageError } from './cli/help.ts'
 import { COMMANDS, commandOf } from './cli/registry.ts'
@@ -27,19 +27,22 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values: flags, positionals } = parsed
   debug = flags.debug === true
-  // `conduit version` and `conduit help [COMMAND]`: what people type first
+  // `conduit version` and `conduit help [COMMAND]`: what people type first (help whatever else is given)
   const [first, ...rest] = positionals
   if (flags.help || first === 'help') {
     const words = flags.help ? positionals : rest
     return print(words.length ? commandHelp(COMMANDS, words) : HELP)
   }
   if (flags.version || first === 'version') {
+    checkOptions(flags, 'version', [], HELP_HINT)
     if (!flags.version && rest.length) throw new UsageError('usage: conduit version; see conduit --help')
     return print(version)
   }
 
   const { command, args } = commandOf(positionals)
   context.command = command.name
+  // before the environment is read: a mistake on the command line is the first thing said
+  checkOptions(flags, command.name, command.options)
   const config = loadConfig()
   if (flags.debug) config.logLevel = 'debug'
   debug = config.logLevel === 'debug'

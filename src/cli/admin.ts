@@ -5,7 +5,7 @@ import { openStore, openStoreToRead } from '../db/open.ts'
 import type { Store } from '../db/store.ts'
 import type { Awaitable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
-import { type Flags, untimed } from './command.ts'
+import { type Flags, type OptionName, untimed } from './command.ts'
 import { noDatabase } from './diagnose/sqlite.ts'
 import { CliError } from './errors.ts'
 
@@ -19,6 +19,8 @@ import { CliError } from './errors.ts'
 
 /** The `--db` part of every admin command's usage. */
 export const DB_USAGE = '[--db FILE|URL]'
+/** The options every admin command takes: `--json`, and the database's `--db`. */
+export const ADMIN_OPTIONS: readonly OptionName[] = ['json', 'db']
 
 /** The database, as a message names it: the SQLite file's full path, or the URL without its password. */
 export const where = (config: Config, store: Store): string => (config.databaseUrl ? store.location : resolve(config.databasePath))

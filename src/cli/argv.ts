@@ -1,3 +1,4 @@
+import { EVERY_COMMAND, type Flags } from './command.ts'
 import { type ErrorLike, HELP_HINT, oneLine, reason, UsageError } from './errors.ts'
 
 /** The command line as node:util's parseArgs reads it, and its refusals as one line each. */
@@ -51,4 +52,16 @@ export function joinNegativeNumbers(argv: readonly string[], numeric: readonly s
     }
   }
   return out
+}
+
+/**
+ * The options a command does not take are refused, never ignored: `backup out.db --from big.db`
+ * would back up another database than the one meant. `what` names the command; `hint`, where its
+ * options are listed.
+ */
+export function checkOptions(flags: Flags, what: string, takes: readonly string[], hint = `see conduit ${what} --help`): void {
+  for (const [name, value] of Object.entries(flags)) {
+    if (value === undefined || (EVERY_COMMAND as readonly string[]).includes(name)) continue
+    if (!takes.includes(name)) throw new UsageError(`${what} does not take --${name}; ${hint}`)
+  }
 }

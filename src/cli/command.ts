@@ -2,7 +2,7 @@ import type { parseArgs } from 'node:util'
 import type { Config } from '../config.ts'
 import type { FailureContext } from './report.ts'
 
-/** Every flag any command takes; each command reads the ones it names in its usage. */
+/** Every flag of the command line; each command declares the ones it takes (Command.options), main.ts refuses the others. */
 export const FLAGS = {
   port: { type: 'string' },
   host: { type: 'string' },
@@ -23,6 +23,11 @@ export const FLAGS = {
 } as const
 /** The options that take a number: `--articles -5` reaches the range check instead of confusing parseArgs. */
 export const NUMERIC = ['--port', '--users', '--articles', '--seed', '--workers', '--limit']
+
+/** What every command takes besides its own options: --help and --version print and exit, --debug is a log level. */
+export const EVERY_COMMAND = ['help', 'version', 'debug'] as const
+/** An option of a command's own: the name of its flag, without `--`. */
+export type OptionName = Exclude<keyof typeof FLAGS, (typeof EVERY_COMMAND)[number]>
 
 export type Flags = ReturnType<typeof parseArgs<{ options: typeof FLAGS; allowPositionals: true; strict: true }>>['values']
 
@@ -45,6 +50,8 @@ export interface Command {
   summary: string[]
   /** how many arguments it takes (after its name and flags) */
   args: number
+  /** the options it takes, as its usage names them; any other is refused before anything runs */
+  options: readonly OptionName[]
   run(input: CommandInput): Promise<number> | number
 }
 

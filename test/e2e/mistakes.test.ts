@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Command } from '../../src/cli/command.ts'
+import { type Command, NUMERIC } from '../../src/cli/command.ts'
 import { usageOf } from '../../src/cli/help.ts'
 import { COMMANDS } from '../../src/cli/registry.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -59,9 +59,9 @@ const invocation = (c: Command): Invocation => {
 }
 const takesDatabase = (c: Command) => c.name !== 'healthcheck'
 
-/** Runs the binary; the one line on stderr and the status, nothing on stdout. */
-async function mistake(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; line: string }> {
-  const r = await runCli(binary(), args, { env, timeoutMs: 15_000 })
+/** Runs the binary (in `cwd`, else a new directory); the one line on stderr and the status, nothing on stdout. */
+async function mistake(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<{ code: number | null; line: string }> {
+  const r = await runCli(binary(), args, { env, cwd, timeoutMs: 15_000 })
   expect({ args, stdout: r.stdout, lines: r.stderr.split('\n').length }).toEqual({ args, stdout: '', lines: 2 })
   return { code: r.code, line: r.stderr.trimEnd() }
 }
@@ -87,15 +87,68 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
 
   test('a bad value on the command line: 2', async () => {
     for (const c of COMMANDS) {
-      const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), '--workers', '0'])
-      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: 'conduit: --workers must be between 1 and 256, got 0' })
+      for (const option of c.options.filter((o) => NUMERIC.includes(`--${o}`))) {
+        const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), `--${option}`, 'many'])
+        const line = `conduit: --${option} must be an integer, got "many"`
+        expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line })
+      }
     }
+    expect(await mistake(['serve', '--port', '0', '--workers', '0'])).toEqual({
+      code: 2,
+      line: 'conduit: --workers must be between 1 and 256, got 0',
+    })
   }, 60_000)
 
-  test('an argument too many: 2, with the usage', async () => {
+  test('an option the command does not take: 2, before anything is opened or written; only its own options are checked', async () => {
     for (const c of COMMANDS) {
-      const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), 'extra'])
-      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: `conduit: usage: ${usageOf(c)}; see conduit --help` })
+      // --from names another database than the command's, --db another than copy's
+      const option = c.options.includes('from') ? 'db' : 'from'
+      const cwd = tempDir()
+      const r = await mistake([...invocation(c).args(join(cwd, 'c.db')), `--${option}`, join(cwd, 'other.db')], {}, cwd)
+      const line = `conduit: ${c.name} does not take --${option}; see conduit ${c.name} --help`
+      expect({ command: c.name, ...r, made: readdirSync(cwd) }).toEqual({ command: c.name, code: 2, line, made: [] })
+    }
+    // whether the backup would have been of ./conduit.db (there) or of --from: neither is made
+    const cwd = tempDir()
+    expect((await runCli(binary(), ['migrate'], { cwd })).code).toBe(0)
+    const files = readdirSync(cwd).sort()
+    expect(await mistake(['backup', 'out.db', '--from', join(cwd, 'conduit.db')], {}, cwd)).toEqual({
+      code: 2,
+      line: 'conduit: backup does not take --from; see conduit backup --help',
+    })
+    const refused: [string[], string][] = [
+      [['--json'], 'serve does not take --json; see conduit serve --help'],
+      [['serve', '--with-content'], 'serve does not take --with-content; see conduit serve --help'],
+      [['migrate', '--to', 'postgres://postgres@127.0.0.1:1/conduit'], 'migrate does not take --to; see conduit migrate --help'],
+      [['seed', '--from', 'x.db'], 'seed does not take --from; see conduit seed --help'],
+      [['healthcheck', '--db', 'x.db'], 'healthcheck does not take --db; see conduit healthcheck --help'],
+      // a value the command would refuse, of an option it does not take: the option is what is wrong
+      [
+        ['admin', 'users', 'list', '--limit', '1', '--workers', '0'],
+        'admin users list does not take --workers; see conduit admin users list --help',
+      ],
+      [['version', '--port', '3'], 'version does not take --port; see conduit --help'],
+      [['--version', '--db', 'x.db'], 'version does not take --db; see conduit --help'],
+    ]
+    for (const [args, line] of refused)
+      expect({ args, ...(await mistake(args, {}, cwd)) }).toEqual({ args, code: 2, line: `conduit: ${line}` })
+    expect(readdirSync(cwd).sort()).toEqual(files)
+  }, 60_000)
+
+  test("every command's help lists the options it takes: conduit help COMMAND and COMMAND --help", async () => {
+    for (const c of COMMANDS) {
+      const [viaHelp, viaFlag] = await Promise.all([
+        runCli(binary(), ['help', ...c.name.split(' ')]),
+        runCli(binary(), [...c.name.split(' '), '--help']),
+      ])
+      expect(viaFlag).toEqual(viaHelp)
+      const usage = viaHelp.stdout.split('\n').find((l) => l.startsWith(`  ${usageOf(c)}`))
+      const named = [...(usage ?? '').matchAll(/--([a-z-]+)/g)].map((m) => m[1])
+      expect({ command: c.name, code: viaHelp.code, named: named.sort() }).toEqual({
+        command: c.name,
+        code: 0,
+        named: [...c.options].sort(),
+      })
     }
   }, 60_000)
 

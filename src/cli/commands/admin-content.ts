@@ -1,7 +1,7 @@
 import { ADMIN } from '../../auth/actor.ts'
 import { articlesOn } from '../../articles/index.ts'
 import { commentsOn } from '../../comments/index.ts'
-import { DB_USAGE, found, said, where, withStore } from '../admin.ts'
+import { ADMIN_OPTIONS, DB_USAGE, found, said, where, withStore } from '../admin.ts'
 import type { Command } from '../command.ts'
 import { UsageError } from '../errors.ts'
 
@@ -12,6 +12,7 @@ const deleteArticle: Command = {
   usage: `SLUG [--json] ${DB_USAGE}`,
   summary: ["delete anyone's article, with its comments and favorites"],
   args: 1,
+  options: ADMIN_OPTIONS,
   run: (input) =>
     withStore(input.config, async (store) => {
       const [slug] = input.args as [string]
@@ -28,6 +29,7 @@ const deleteComment: Command = {
   usage: `ID [--json] ${DB_USAGE}`,
   summary: ["delete anyone's comment, by its id alone"],
   args: 1,
+  options: ADMIN_OPTIONS,
   run: (input) => {
     const [raw] = input.args as [string]
     if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`${input.name}: a comment id is a positive whole number, got "${raw}"`)

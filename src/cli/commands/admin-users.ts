@@ -7,7 +7,7 @@ import { usersOn } from '../../users/index.ts'
 import type { Account } from '../../users/store.ts'
 import { usernameKey } from '../../names.ts'
 import { AccountHasContent } from '../../users/writes.ts'
-import { count, DB_USAGE, found, said, where, withStore } from '../admin.ts'
+import { ADMIN_OPTIONS, count, DB_USAGE, found, said, where, withStore } from '../admin.ts'
 import type { Command, CommandInput } from '../command.ts'
 import { CliError, UsageError } from '../errors.ts'
 import { passwordProblem, readPassword } from '../password-input.ts'
@@ -37,10 +37,15 @@ const when = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'
 
 /** A command on one account, named by the username after the command's name; `run` gets the open store. */
 const onAccount = (
-  c: Omit<Command, 'args' | 'run'>,
+  c: Omit<Command, 'args' | 'options' | 'run'> & { options?: Command['options'] },
   run: (store: Store, username: string, input: CommandInput) => Promise<number>,
   reads = false,
-): Command => ({ ...c, args: 1, run: (input) => withStore(input.config, (store) => run(store, input.args[0]!, input), reads) })
+): Command => ({
+  options: ADMIN_OPTIONS,
+  ...c,
+  args: 1,
+  run: (input) => withStore(input.config, (store) => run(store, input.args[0]!, input), reads),
+})
 
 function table(rows: Account[]): string {
   const cells = [
@@ -66,6 +71,7 @@ const list: Command = {
     '(any ASCII case); never a password hash',
   ],
   args: 0,
+  options: ['search', 'limit', ...ADMIN_OPTIONS],
   run: ({ config, flags }) => {
     const limit = flags.limit === undefined ? LIST_DEFAULT : integer('--limit', flags.limit, 1, LIST_MAX)
     const search = flags.search === undefined ? null : accountSearch(flags.search)
@@ -160,6 +166,7 @@ const remove = onAccount(
   {
     name: 'admin users delete',
     usage: `USERNAME [--with-content] [--json] ${DB_USAGE}`,
+    options: ['with-content', ...ADMIN_OPTIONS],
     summary: [
       'delete an account; refused when it wrote articles or',
       'comments, unless --with-content: then with them, and',

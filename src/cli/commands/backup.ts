@@ -13,6 +13,7 @@ export const backupCommand: Command = {
   usage: '<file> [--db FILE]',
   summary: ['write a consistent copy of the live SQLite database', '(PostgreSQL: use pg_dump)'],
   args: 1,
+  options: ['db'],
   run({ config, args }) {
     if (config.databaseUrl) {
       throw new UsageError(

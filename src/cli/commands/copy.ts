@@ -19,6 +19,7 @@ export const copyCommand: Command = {
   usage: '--from FILE --to URL',
   summary: ['move a whole SQLite database into an EMPTY', 'PostgreSQL database (tokens keep working)'],
   args: 0,
+  options: ['from', 'to'],
   async run({ config, flags, context }) {
     if (flags.from === undefined || flags.to === undefined) throw usageError(copyCommand)
     // a failure names the database by the option that named it

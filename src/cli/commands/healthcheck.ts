@@ -9,6 +9,7 @@ export const healthcheckCommand: Command = {
   usage: '[--port N] [--host ADDR]',
   summary: ['print ok and exit 0 when the local server answers /health', '(starting, while it opens and migrates its database)'],
   args: 0,
+  options: ['port', 'host'],
   async run({ config }) {
     // a server bound to every address answers on the loopback one
     const url = `${serverOrigin(config.host, config.port, '127.0.0.1')}/health`

@@ -6,6 +6,7 @@ export const migrateCommand: Command = {
   usage: '[--db FILE|URL]',
   summary: ['apply pending database migrations and exit'],
   args: 0,
+  options: ['db'],
   async run({ config }) {
     const { store, applied } = await openStore(untimed(config))
     try {

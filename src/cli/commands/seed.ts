@@ -14,6 +14,7 @@ export const seedCommand: Command = {
     `every user's password is "${SEED_PASSWORD}")`,
   ],
   args: 0,
+  options: ['db', 'users', 'articles', 'seed'],
   async run({ config, flags }) {
     const o = {
       users: flags.users === undefined ? 1000 : integer('--users', flags.users, 1, 10_000_000),

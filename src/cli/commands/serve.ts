@@ -9,6 +9,7 @@ export const serveCommand: Command = {
   usage: '[--port N] [--host ADDR] [--db FILE|URL] [--workers N]',
   summary: ['serve the site and the API (the default command)'],
   args: 0,
+  options: ['port', 'host', 'db', 'workers'],
   run: ({ config }) => {
     // it skips reading what other processes changed: with workers, their caches would go stale
     if (config.workers > 1 && config.singleInstance)
