@@ -57,6 +57,10 @@ async function main(argv: string[]): Promise<number> {
     port: config.port,
   })
   if (args.length !== command.args) throw usageError(command)
+  // `backup "$FILE"` with FILE unset
+  const empty = args.indexOf('')
+  if (empty >= 0)
+    throw new UsageError(`${command.name}: ${command.usage.split(' ')[empty]} must not be empty; see conduit ${command.name} --help`)
   return command.run({ name: command.name, config, flags, args, context })
 }
 

@@ -56,12 +56,14 @@ export function joinNegativeNumbers(argv: readonly string[], numeric: readonly s
 
 /**
  * The options a command does not take are refused, never ignored: `backup out.db --from big.db`
- * would back up another database than the one meant. `what` names the command; `hint`, where its
- * options are listed.
+ * would back up another database than the one meant. An empty value is refused too: `--db "$DB"`
+ * with DB unset would be SQLite's private temporary database, lost at exit (as the environment's
+ * empty variables are unset ones). `what` names the command; `hint`, where its options are listed.
  */
 export function checkOptions(flags: Flags, what: string, takes: readonly string[], hint = `see conduit ${what} --help`): void {
   for (const [name, value] of Object.entries(flags)) {
     if (value === undefined || (EVERY_COMMAND as readonly string[]).includes(name)) continue
     if (!takes.includes(name)) throw new UsageError(`${what} does not take --${name}; ${hint}`)
+    if (value === '') throw new UsageError(`option --${name} needs a value, got ""; ${HELP_HINT}`)
   }
 }

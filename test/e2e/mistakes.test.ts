@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Command, NUMERIC } from '../../src/cli/command.ts'
+import { type Command, FLAGS, NUMERIC, type OptionName } from '../../src/cli/command.ts'
 import { usageOf } from '../../src/cli/help.ts'
 import { COMMANDS } from '../../src/cli/registry.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -58,6 +58,9 @@ const invocation = (c: Command): Invocation => {
   return i
 }
 const takesDatabase = (c: Command) => c.name !== 'healthcheck'
+
+/** The options of a command that take a value (not --json, --with-content). */
+const valued = (c: Command): OptionName[] => c.options.filter((o) => FLAGS[o].type === 'string')
 
 /** Runs the binary (in `cwd`, else a new directory); the one line on stderr and the status, nothing on stdout. */
 async function mistake(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<{ code: number | null; line: string }> {
@@ -149,6 +152,35 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
         code: 0,
         named: [...c.options].sort(),
       })
+    }
+  }, 60_000)
+
+  test('an empty value (`--db "$DB"`, DB unset): 2, nothing opened or made', async () => {
+    for (const c of COMMANDS) {
+      for (const option of valued(c)) {
+        const cwd = tempDir()
+        const r = await mistake([...invocation(c).args(join(cwd, 'c.db')), `--${option}`, ''], {}, cwd)
+        const line = `conduit: option --${option} needs a value, got ""; see conduit --help`
+        expect({ command: c.name, option, ...r, made: readdirSync(cwd) }).toEqual({ command: c.name, option, code: 2, line, made: [] })
+      }
+    }
+    expect(await mistake(['migrate', '--db='])).toEqual({ code: 2, line: 'conduit: option --db needs a value, got ""; see conduit --help' })
+  }, 60_000)
+
+  test('an empty argument (`backup "$FILE"`, FILE unset): 2, with what it names', async () => {
+    for (const c of COMMANDS.filter((c) => c.args > 0)) {
+      const args = invocation(c).args(join(tempDir(), 'c.db'))
+      const at = c.name.split(' ').length
+      const r = await mistake([...args.slice(0, at), '', ...args.slice(at + 1)])
+      const line = `conduit: ${c.name}: ${c.usage.split(' ')[0]} must not be empty; see conduit ${c.name} --help`
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line })
+    }
+  }, 60_000)
+
+  test('an argument too many: 2, with the usage', async () => {
+    for (const c of COMMANDS) {
+      const r = await mistake([...invocation(c).args(join(tempDir(), 'c.db')), 'extra'])
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line: `conduit: usage: ${usageOf(c)}; see conduit --help` })
     }
   }, 60_000)
 
