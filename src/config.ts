@@ -185,7 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
   let s: string | undefined
   if ((s = v('PORT'))) c.port = integer('PORT', s, 0, 65535)
   if ((s = v('HOST'))) c.host = s
-  if ((s = v('DATABASE_PATH'))) c.databasePath = s
+  if ((s = v('DATABASE_PATH'))) c.databasePath = sqliteFile(s)
   if ((s = v('DATABASE_URL'))) setDatabase(c, s)
   if ((s = v('DATABASE_POOL_MAX'))) c.databasePoolMax = integer('DATABASE_POOL_MAX', s, 1, 1000)
   if ((s = v('DATABASE_PREPARED_STATEMENTS'))) c.databasePrepare = boolean('DATABASE_PREPARED_STATEMENTS', s)
@@ -255,7 +255,7 @@ const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify
 /**
  * `postgres://` or `postgresql://` selects PostgreSQL, and must name its database (no silent
  * default to the maintenance database); another `scheme://` is refused rather than taken for a
- * file name; anything else is a SQLite file path.
+ * file name; anything else is a SQLite file path (sqliteFile).
  */
 export function setDatabase(c: Config, value: string): void {
   if (/^postgres(ql)?:\/\//i.test(value)) {
@@ -276,8 +276,22 @@ export function setDatabase(c: Config, value: string): void {
     throw new ConfigError(`${scheme}:// is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite`)
   } else {
     c.databaseUrl = undefined
-    c.databasePath = value
+    c.databasePath = sqliteFile(value)
   }
+}
+
+/**
+ * A SQLite file path, as given. `file:` and `sqlite:` URIs (other tools' way to name a SQLite
+ * file) are refused with the plain path to write instead: taken as paths, they would make a new
+ * empty database named `file:c.db` beside the one meant (docs/DECISIONS.md).
+ */
+function sqliteFile(value: string): string {
+  const uri = /^(file|sqlite3?):/i.exec(value)
+  if (!uri) return value
+  const path = value.slice(uri[0].length).replace(/[?#].*$/, '')
+  throw new ConfigError(
+    `${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${path || 'the path'} alone)`,
+  )
 }
 
 /** A database URL without its password, for logs and messages. */

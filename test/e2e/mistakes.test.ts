@@ -287,6 +287,27 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     expect(readdirSync(cwd)).toEqual([])
   }, 60_000)
 
+  test('a file: or sqlite: URI for the SQLite file: 2, the plain path to write instead, no file made', async () => {
+    const cwd = tempDir()
+    for (const [value, path] of [
+      ['file:n1.db', 'n1.db'],
+      ['sqlite:n1.db', 'n1.db'],
+      ['SQLITE3:/data/n1.db?mode=ro', '/data/n1.db'],
+    ] as const) {
+      const line = `conduit: ${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${path} alone)`
+      const runs: [string[], Record<string, string>][] = [
+        [['migrate', '--db', value], {}],
+        [['seed', '--users', '1', '--articles', '0'], { DATABASE_URL: value }],
+        [['serve', '--port', '0', '--host', '127.0.0.1'], { DATABASE_PATH: value }],
+        [['copy', '--from', join(cwd, 'none.db'), '--to', value], {}],
+      ]
+      for (const [args, env] of runs) {
+        expect({ args, env, ...(await mistake(args, env, cwd)) }).toEqual({ args, env, code: 2, line })
+      }
+    }
+    expect(readdirSync(cwd)).toEqual([])
+  }, 60_000)
+
   test('SINGLE_INSTANCE=true with --workers 2: 2, before anything is opened', async () => {
     const cwd = tempDir()
     const r = await mistake(['serve', '--host', '127.0.0.1', '--port', '0', '--db', join(cwd, 'c.db'), '--workers', '2'], {

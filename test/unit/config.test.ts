@@ -257,6 +257,22 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
   })
 })
 
+skipIf(why.sqlitePass).describe('the SQLite file', () => {
+  test('file: and sqlite: URIs are refused with the plain path to write, from either variable', () => {
+    for (const env of [{ DATABASE_URL: 'file:data/c.db?mode=ro' }, { DATABASE_PATH: 'file:data/c.db?mode=ro' }])
+      expect(() => loadConfig(env)).toThrow(
+        'file:data/c.db?mode=ro is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write data/c.db alone)',
+      )
+    expect(() => loadConfig({ DATABASE_URL: 'Sqlite:' })).toThrow('(write the path alone)')
+  })
+
+  test('a path that only holds such a word further on is a path', () => {
+    expect(loadConfig({ DATABASE_URL: './file:c.db' }).databasePath).toBe('./file:c.db')
+    expect(loadConfig({ DATABASE_PATH: 'data/sqlite:c.db' }).databasePath).toBe('data/sqlite:c.db')
+    expect(loadConfig({ DATABASE_PATH: 'sqlite.db' }).databasePath).toBe('sqlite.db')
+  })
+})
+
 skipIf(why.sqlitePass).describe('integer', () => {
   test('parses a decimal integer within the bounds, bounds included', () => {
     expect(integer('X', '5', 1, 10)).toBe(5)
