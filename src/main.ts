@@ -12,6 +12,8 @@ import { COMMANDS, commandOf } from './cli/registry.ts'
 import { environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 
 const HELP = helpText(COMMANDS, environment, version)
+/** The options that take a value, as typed: what follows one is its value, even `-1`. */
+const VALUED = Object.entries(FLAGS).flatMap(([name, f]) => (f.type === 'string' ? [`--${name}`] : []))
 
 /** What a failure message can name, filled in as main learns it. */
 const context: FailureContext = {}
@@ -21,7 +23,7 @@ let debug = false
 async function main(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAGS; allowPositionals: true; strict: true }>>
   try {
-    parsed = parseArgs({ args: joinNegativeNumbers(argv, NUMERIC), options: FLAGS, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: joinNegativeNumbers(argv, NUMERIC, VALUED), options: FLAGS, allowPositionals: true, strict: true })
   } catch (e) {
     throw usageFromParseArgs(e)
   }

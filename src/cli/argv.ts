@@ -34,24 +34,31 @@ export function usageFromParseArgs(error: unknown): UsageError {
  * parseArgs takes the `-5` of `--articles -5` for a flag and refuses it as
  * "ambiguous"; for the numeric options a negative number is joined to its
  * option (`--articles=-5`), so the range check can say what is wrong with it.
+ * A negative number that is no option's value (`admin comments delete -1`)
+ * is an argument: it goes after `--`, where parseArgs reads arguments only,
+ * so the command can say what is wrong with it (no command takes two).
+ * `valued`: the other options that take a value, whose value parseArgs judges.
  */
-export function joinNegativeNumbers(argv: readonly string[], numeric: readonly string[]): string[] {
+export function joinNegativeNumbers(argv: readonly string[], numeric: readonly string[], valued: readonly string[]): string[] {
   const out: string[] = []
+  const negatives: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     const next = argv[i + 1]
     if (arg === '--') {
-      out.push(...argv.slice(i))
+      out.push(arg, ...negatives.splice(0), ...argv.slice(i + 1))
       break
     }
     if (numeric.includes(arg) && next !== undefined && /^-\d/.test(next)) {
       out.push(`${arg}=${next}`)
       i++
+    } else if (/^-\d/.test(arg) && !valued.includes(argv[i - 1] ?? '')) {
+      negatives.push(arg)
     } else {
       out.push(arg)
     }
   }
-  return out
+  return negatives.length ? [...out, '--', ...negatives] : out
 }
 
 /**

@@ -267,6 +267,10 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
       [['articles', 'delete', 'no-such-article'], 1, `admin articles delete: no article "no-such-article"${where}`],
       [['comments', 'delete', '987654321'], 1, `admin comments delete: no comment 987654321${where}`],
       [['comments', 'delete', 'x1'], 2, 'admin comments delete: a comment id is a positive whole number, got "x1"'],
+      [['comments', 'delete', '-1'], 2, 'admin comments delete: a comment id is a positive whole number, got "-1"'],
+      // a whole number, larger than any id: no such comment, said as typed
+      [['comments', 'delete', '99999999999999999'], 1, `admin comments delete: no comment 99999999999999999${where}`],
+      [['comments', 'delete', '3000000000'], 1, `admin comments delete: no comment 3000000000${where}`],
       [
         ['users', 'list', '--limit', '1', '--workers', '0'],
         2,

@@ -75,9 +75,10 @@ skipIf(why.sqlitePass).describe('explain', () => {
 
 skipIf(why.sqlitePass).describe('the command line', () => {
   const FLAGS = { port: { type: 'string' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const
+  const VALUED = ['--port', '--db']
   const usage = (args: string[]) => {
     try {
-      parseArgs({ args: joinNegativeNumbers(args, ['--port']), options: FLAGS, allowPositionals: true, strict: true })
+      parseArgs({ args: joinNegativeNumbers(args, ['--port'], VALUED), options: FLAGS, allowPositionals: true, strict: true })
     } catch (e) {
       return usageFromParseArgs(e).message
     }
@@ -96,9 +97,18 @@ skipIf(why.sqlitePass).describe('the command line', () => {
   })
 
   test('a negative number is joined to its numeric option, nothing else is', () => {
-    expect(joinNegativeNumbers(['seed', '--port', '-5', '--db', '-5'], ['--port'])).toEqual(['seed', '--port=-5', '--db', '-5'])
-    expect(joinNegativeNumbers(['--port', '-x'], ['--port'])).toEqual(['--port', '-x'])
-    expect(joinNegativeNumbers(['--', '--port', '-5'], ['--port'])).toEqual(['--', '--port', '-5'])
+    expect(joinNegativeNumbers(['seed', '--port', '-5', '--db', '-5'], ['--port'], VALUED)).toEqual(['seed', '--port=-5', '--db', '-5'])
+    expect(joinNegativeNumbers(['--port', '-x'], ['--port'], VALUED)).toEqual(['--port', '-x'])
+    expect(joinNegativeNumbers(['--', '--port', '-5'], ['--port'], VALUED)).toEqual(['--', '--port', '-5'])
     expect(usage(['--port', '-5'])).toBeUndefined()
+  })
+
+  test("a negative number that is no option's value is an argument, after any other", () => {
+    const join = (args: string[]) => joinNegativeNumbers(args, ['--port'], VALUED)
+    expect(join(['delete', '-1', '--db', 'x'])).toEqual(['delete', '--db', 'x', '--', '-1'])
+    expect(join(['delete', '--db', '-1'])).toEqual(['delete', '--db', '-1'])
+    expect(join(['delete', '-1', '--', 'a'])).toEqual(['delete', '--', '-1', 'a'])
+    expect(usage(['delete', '-1'])).toBeUndefined()
+    expect(usage(['--db', '-1'])).toBe('option --db needs a value (write --db=VALUE for a value that starts with "-"); see conduit --help')
   })
 })

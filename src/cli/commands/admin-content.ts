@@ -32,12 +32,13 @@ const deleteComment: Command = {
   options: ADMIN_OPTIONS,
   run: (input) => {
     const [raw] = input.args as [string]
-    if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`${input.name}: a comment id is a positive whole number, got "${raw}"`)
+    if (!/^[1-9]\d*$/.test(raw)) throw new UsageError(`${input.name}: a comment id is a positive whole number, got "${raw}"`)
+    // one larger than any id names no comment: the writes find none (as for any unknown id), and the message says it as typed
     const id = Number(raw)
     return withStore(input.config, async (store) => {
       const { slug } = await found(
         () => commentsOn(store).writes.deleteById(ADMIN, id),
-        `${input.name}: no comment ${id} in ${where(input.config, store)}`,
+        `${input.name}: no comment ${raw} in ${where(input.config, store)}`,
       )
       return said(input.flags, `deleted comment ${id} of the article ${slug}`, { id, article: slug, deleted: true })
     })
