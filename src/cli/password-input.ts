@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { fieldMessage } from '../http/validation.ts'
 import { Password } from '../users/schemas.ts'
-import { UsageError } from './errors.ts'
+import { CliError, UsageError } from './errors.ts'
 
 /** More than any password the rules allow (256 characters of up to 4 bytes each, and a line end): nothing past it is read. */
 const MAX_BYTES = 2048
@@ -19,13 +19,19 @@ export async function readPassword(name: string, prompt: string): Promise<string
   try {
     const read = lines(name, reader)
     if (process.stdin.isTTY !== true) return oneLine(name, await read(false))
-    const first = await typed(prompt, () => read(true))
-    if ((await typed('The same again: ', () => read(true))) !== first)
+    const first = ended(name, await typed(prompt, () => read(true)))
+    if (ended(name, await typed('The same again: ', () => read(true))) !== first)
       throw new UsageError(`${name}: the two passwords typed differ; nothing changed`)
     return oneLine(name, first)
   } finally {
     reader.releaseLock()
   }
+}
+
+/** A line typed at a terminal, unless the input ended before its line end (Ctrl-D): then the command stops there. */
+function ended(name: string, line: string): string {
+  if (!line.endsWith('\n')) throw new CliError(`${name}: no password typed (end of input); nothing changed`)
+  return line
 }
 
 /** A line typed at a terminal after `prompt`, with echo off. */

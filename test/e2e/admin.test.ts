@@ -446,6 +446,18 @@ describe('conduit admin users password from a terminal', () => {
         expect(same.stdout).toContain(`changed the password of ${user.username}`)
         for (const r of [differ, same]) expect(r.stdout).not.toContain('typed at a termina')
         expect((await login(server.url, user, 'typed at a terminal')).status).toBe(200)
+        // Ctrl-D (end of input) at either prompt: the command stops there, one line, nothing changed
+        const ends: [string, string][] = [
+          ['\\004', ''],
+          ['typed at a terminal', '\\004'],
+        ]
+        for (const [first, second] of ends) {
+          const cancelled = await typing(first, second)
+          expect({ first, code: cancelled.code }).toEqual({ first, code: 1 })
+          expect(cancelled.stdout).toContain('admin users password: no password typed (end of input); nothing changed')
+          expect(cancelled.stdout).not.toContain(first === '\\004' ? 'The same again' : 'differ')
+        }
+        expect((await login(server.url, user, 'typed at a terminal')).status).toBe(200)
       } finally {
         await server.stop()
       }
