@@ -10,77 +10,96 @@ const MAX_BYTES = 2048
  * A new password, read from standard input: never from the command line,
  * where every user of the machine sees it (ps, /proc) and the shell keeps it
  * in its history. One line; its line end (`\n` or `\r\n`) is not part of it.
- * From a terminal it is asked for with echo off (`stty -echo`, as passwd
- * does; where stty is missing, what is typed shows), and asked for again:
- * a typing mistake nobody saw would set a password nobody knows.
+ * From a terminal it is asked for without echo, and asked for again: a typing
+ * mistake nobody saw would set a password nobody knows.
  */
 export async function readPassword(name: string, prompt: string): Promise<string> {
   const reader = Bun.stdin.stream().getReader()
   try {
-    const read = lines(name, reader)
-    if (process.stdin.isTTY !== true) return oneLine(name, await read(false))
-    const first = ended(name, await typed(prompt, () => read(true)))
-    if (ended(name, await typed('The same again: ', () => read(true))) !== first)
+    const input = inputOf(name, reader)
+    if (process.stdin.isTTY !== true) return oneLine(name, await input.all())
+    const first = await typed(name, prompt, input.next)
+    if ((await typed(name, 'The same again: ', input.next)) !== first)
       throw new UsageError(`${name}: the two passwords typed differ; nothing changed`)
-    return oneLine(name, first)
+    return first
   } finally {
     reader.releaseLock()
   }
 }
 
-/** A line typed at a terminal, unless the input ended before its line end (Ctrl-D): then the command stops there. */
-function ended(name: string, line: string): string {
-  if (!line.endsWith('\n')) throw new CliError(`${name}: no password typed (end of input); nothing changed`)
-  return line
-}
+const ENTER = [0x0d, 0x0a]
+const INTERRUPT = 0x03 // Ctrl-C
+const END = 0x04 // Ctrl-D
+const ERASE = [0x7f, 0x08] // Backspace, Ctrl-H
+const KILL = 0x15 // Ctrl-U
 
-/** A line typed at a terminal after `prompt`, with echo off. */
-async function typed(prompt: string, read: () => Promise<string>): Promise<string> {
+/**
+ * A line typed at a terminal after `prompt`, not shown. The terminal is put
+ * in raw mode (no echo, keys as they are typed), as passwd turns echo off but
+ * with no stty to run (the Docker image has none), and the keys a terminal
+ * would act on are acted on here: Enter ends the line, Backspace and Ctrl-U
+ * erase, Ctrl-C stops (130, the terminal restored), Ctrl-D on an empty line
+ * stops the command, nothing changed.
+ */
+async function typed(name: string, prompt: string, next: () => Promise<number | undefined>): Promise<string> {
   process.stderr.write(prompt)
-  const echo = (on: boolean) => Bun.spawnSync(['stty', on ? 'echo' : '-echo'], { stdin: 'inherit', stdout: 'ignore', stderr: 'ignore' })
-  // Ctrl-C while echo is off must not leave the terminal without it
-  const interrupted = () => {
-    echo(true)
-    process.stderr.write('\n')
-    process.exit(130)
-  }
-  process.once('SIGINT', interrupted)
-  echo(false)
+  const raw = (on: boolean) => process.stdin.setRawMode(on)
+  raw(true)
   try {
-    return await read()
+    const bytes: number[] = []
+    for (;;) {
+      const b = await next()
+      if (b === undefined || (b === END && bytes.length === 0))
+        throw new CliError(`${name}: no password typed (end of input); nothing changed`)
+      if (b === INTERRUPT) {
+        raw(false)
+        process.stderr.write('\n')
+        process.exit(130)
+      }
+      if (ENTER.includes(b)) return new TextDecoder().decode(new Uint8Array(bytes))
+      if (ERASE.includes(b)) {
+        // one character: its continuation bytes (10xxxxxx), then its first
+        while (bytes.length && ((bytes.pop() as number) & 0xc0) === 0x80);
+      } else if (b === KILL) bytes.length = 0
+      else if (b >= 0x20 || b === 0x09) bytes.push(b)
+      if (bytes.length > MAX_BYTES) throw new UsageError(`${name}: the password typed is longer than any password may be; nothing changed`)
+    }
   } finally {
-    echo(true)
-    process.off('SIGINT', interrupted)
+    raw(false)
     process.stderr.write('\n')
   }
 }
 
 /**
- * Standard input through one reader (a second reader of it would wait for ever): all of it up to
- * its end, or (`line`, a terminal) up to the next line end, which is kept for oneLine to drop.
+ * Standard input through one reader (a second reader of it would wait for
+ * ever): `all` of it up to its end (a pipe or a file), or the `next` byte
+ * (a terminal; undefined at the end).
  */
-function lines(name: string, reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }) {
+function inputOf(name: string, reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }) {
   let pending: Uint8Array = new Uint8Array()
-  let size = 0
-  return async (line: boolean): Promise<string> => {
-    for (;;) {
-      const end = line ? pending.indexOf(10) : -1
-      if (end >= 0) {
-        const text = new TextDecoder().decode(pending.subarray(0, end + 1))
-        pending = pending.subarray(end + 1)
-        return text
+  let at = 0
+  return {
+    async all(): Promise<string> {
+      const chunks: Uint8Array[] = []
+      let size = 0
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done || value === undefined) return new TextDecoder().decode(Buffer.concat(chunks))
+        size += value.length
+        if (size > MAX_BYTES)
+          throw new UsageError(`${name}: the password on standard input is longer than any password may be; nothing changed`)
+        chunks.push(value)
       }
-      const { done, value } = await reader.read()
-      if (done || value === undefined) {
-        const text = new TextDecoder().decode(pending)
-        pending = new Uint8Array()
-        return text
+    },
+    async next(): Promise<number | undefined> {
+      while (at >= pending.length) {
+        const { done, value } = await reader.read()
+        if (done || value === undefined) return undefined
+        pending = value
+        at = 0
       }
-      size += value.length
-      if (size > MAX_BYTES)
-        throw new UsageError(`${name}: the password on standard input is longer than any password may be; nothing changed`)
-      pending = Buffer.concat([pending, value])
-    }
+      return pending[at++]
+    },
   }
 }
 

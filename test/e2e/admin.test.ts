@@ -431,10 +431,11 @@ describe('conduit admin users password from a terminal', () => {
         const user = await register(server.url)
         const command = `${binary()} admin users password ${user.username} --db ${file}`
         // each typed line arrives after its prompt, as a person's would
-        const typing = (first: string, second: string) =>
-          run(['sh', '-c', `(sleep 1; printf '${first}\\n'; sleep 1; printf '${second}\\n') | ${script} -qec '${command}' /dev/null`], {
-            timeoutMs: 20_000,
-          })
+        const typing = (first: string, second: string, env = '') =>
+          run(
+            ['sh', '-c', `(sleep 1; printf '${first}\\n'; sleep 1; printf '${second}\\n') | ${script} -qec '${env}${command}' /dev/null`],
+            { timeoutMs: 20_000 },
+          )
         const differ = await typing('typed at a terminal', 'typed at a terminai')
         expect(differ.code).toBe(2)
         expect(differ.stdout).toContain(`New password for ${user.username}: `)
@@ -458,6 +459,15 @@ describe('conduit admin users password from a terminal', () => {
           expect(cancelled.stdout).not.toContain(first === '\\004' ? 'The same again' : 'differ')
         }
         expect((await login(server.url, user, 'typed at a terminal')).status).toBe(200)
+        // Backspace and Ctrl-U edit what is typed, as at any prompt
+        const edited = await typing('typed at a terminalXY\\177\\177 now', 'wrong\\025typed at a terminal now')
+        expect(edited.code).toBe(0)
+        expect((await login(server.url, user, 'typed at a terminal now')).status).toBe(200)
+        // no stty on the machine (the Docker image has none): still not shown
+        const bare = await typing('typed without stty', 'typed without stty', 'env PATH=/nonexistent ')
+        expect(bare.code).toBe(0)
+        expect(bare.stdout).not.toContain('typed without stty')
+        expect((await login(server.url, user, 'typed without stty')).status).toBe(200)
       } finally {
         await server.stop()
       }
