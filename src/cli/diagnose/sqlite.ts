@@ -104,10 +104,14 @@ function anotherUsers(what: string, file: string): string | undefined {
   const me = process.geteuid?.()
   if (me === undefined || me === 0) return undefined
   const dir = dirname(file)
-  const fileUid = ownerOf(file)
-  const dirUid = ownerOf(dir)
-  const fileStops = fileUid !== undefined && fileUid !== me && !may(file, constants.R_OK | constants.W_OK)
-  const dirStops = dirUid !== undefined && dirUid !== me && !may(dir, constants.W_OK | constants.X_OK)
+  const f = statOf(file)
+  const d = statOf(dir)
+  const fileUid = f?.uid ?? -1 // (used only where it stops, so known)
+  const dirUid = d?.uid ?? -1
+  // only where the owner's own bits allow it (rw- on the file, -wx on the directory): when not even
+  // the owner may (/proc, a 0555 directory), the owner is not the obstacle, and the usual line says why
+  const fileStops = f !== undefined && f.uid !== me && (f.mode & 0o600) === 0o600 && !may(file, constants.R_OK | constants.W_OK)
+  const dirStops = d !== undefined && d.uid !== me && (d.mode & 0o300) === 0o300 && !may(dir, constants.W_OK | constants.X_OK)
   const user = `this user (${userName(me)})`
   const wal = 'SQLite creates its -wal and -shm files next to the database'
   const how = (uid: number) =>
@@ -126,9 +130,9 @@ function anotherUsers(what: string, file: string): string | undefined {
   return undefined
 }
 
-function ownerOf(path: string): number | undefined {
+function statOf(path: string): { uid: number; mode: number } | undefined {
   try {
-    return statSync(path).uid
+    return statSync(path)
   } catch {
     return undefined
   }
