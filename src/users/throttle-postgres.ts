@@ -1,6 +1,8 @@
 import type { SQL } from 'bun'
 import { ms, read, write } from '../db/postgres/client.ts'
-import { OVERFLOW_ORDER, type ThrottleStore } from './throttle.ts'
+import { KNOWN, OVERFLOW_ORDER, type ThrottleStore } from './throttle.ts'
+
+const KNOWN_KEYS = `${KNOWN}:%`
 
 export function postgresThrottle(sql: SQL): ThrottleStore {
   return {
@@ -19,14 +21,28 @@ export function postgresThrottle(sql: SQL): ThrottleStore {
     reset: (key) => write(async () => void (await sql`DELETE FROM throttle WHERE key = ${key}`)),
     undo: (key) => write(async () => void (await sql`UPDATE throttle SET hits = greatest(hits - 1, 0) WHERE key = ${key}`)),
     open: (key, now) => read(async () => (await sql`SELECT 1 FROM throttle WHERE key = ${key} AND reset_at > ${now}`).length > 0),
+    renew: (key, windowMs, now) =>
+      write(
+        async () =>
+          void (await sql`INSERT INTO throttle (key, hits, reset_at) VALUES (${key}, 1, ${now + windowMs}::bigint)
+            ON CONFLICT (key) DO UPDATE SET hits = throttle.hits + 1, reset_at = EXCLUDED.reset_at`),
+      ),
     purge: (now, maxRows) =>
       read(() =>
         // one transaction: instances sweeping at once do not both cut the overflow
         sql.begin(async (tx) => {
           await tx`DELETE FROM throttle WHERE reset_at <= ${now}`
-          const [{ n }] = await tx`SELECT count(*)::int AS n FROM throttle`
-          if (n > maxRows)
-            await tx.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT $1)`, [n - maxRows])
+          for (const [which, order] of [
+            ['NOT LIKE', OVERFLOW_ORDER],
+            ['LIKE', 'ORDER BY reset_at'],
+          ] as const) {
+            const [{ n }] = await tx.unsafe(`SELECT count(*)::int AS n FROM throttle WHERE key ${which} $1`, [KNOWN_KEYS])
+            if (n > maxRows)
+              await tx.unsafe(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle WHERE key ${which} $1 ${order} LIMIT $2)`, [
+                KNOWN_KEYS,
+                n - maxRows,
+              ])
+          }
         }),
       ),
   }

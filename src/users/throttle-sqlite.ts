@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { OVERFLOW_ORDER, type ThrottleStore, type WindowState } from './throttle.ts'
+import { KNOWN, OVERFLOW_ORDER, type ThrottleStore, type WindowState } from './throttle.ts'
 
 export function sqliteThrottle(db: Database): ThrottleStore {
   // a window that ended starts again at this hit
@@ -13,6 +13,10 @@ export function sqliteThrottle(db: Database): ThrottleStore {
   const reset = db.query<unknown, [string]>('DELETE FROM throttle WHERE key = ?')
   const undo = db.query<unknown, [string]>('UPDATE throttle SET hits = max(hits - 1, 0) WHERE key = ?')
   const open = db.query<unknown, [string, number]>('SELECT 1 FROM throttle WHERE key = ? AND reset_at > ?')
+  const renew = db.query<unknown, [string, number]>(
+    'INSERT INTO throttle (key, hits, reset_at) VALUES (?1, 1, ?2) ON CONFLICT (key) DO UPDATE SET hits = hits + 1, reset_at = ?2',
+  )
+  const known = `${KNOWN}:%`
   const hits = db.transaction((keys: readonly string[], windowMs: number, now: number) =>
     keys.map((key) => hit.get({ key, now, end: now + windowMs })!),
   )
@@ -21,10 +25,20 @@ export function sqliteThrottle(db: Database): ThrottleStore {
     reset: (key) => void reset.run(key),
     undo: (key) => void undo.run(key),
     open: (key, now) => open.get(key, now) !== null,
+    renew: (key, windowMs, now) => void renew.run(key, now + windowMs),
     purge(now, maxRows) {
       db.query('DELETE FROM throttle WHERE reset_at <= ?').run(now)
-      const { n } = db.query<{ n: number }, []>('SELECT count(*) AS n FROM throttle').get()!
-      if (n > maxRows) db.query(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle ${OVERFLOW_ORDER} LIMIT ?)`).run(n - maxRows)
+      for (const [which, order] of [
+        ['NOT LIKE', OVERFLOW_ORDER],
+        ['LIKE', 'ORDER BY reset_at'],
+      ] as const) {
+        const { n } = db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM throttle WHERE key ${which} ?`).get(known)!
+        if (n > maxRows)
+          db.query(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle WHERE key ${which} ?1 ${order} LIMIT ?2)`).run(
+            known,
+            n - maxRows,
+          )
+      }
     },
   }
 }

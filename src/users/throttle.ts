@@ -23,7 +23,13 @@ export interface ThrottleStore {
   undo(key: string): Awaitable<void>
   /** Whether the key has a window that has not ended. */
   open(key: string, now: number): Awaitable<boolean>
-  /** Deletes expired windows, then, beyond `maxRows`, those with the fewest hits first (see OVERFLOW_ORDER). */
+  /** Opens the key's window, or moves its end, to `now + windowMs` (a known client, see loginThrottle). */
+  renew(key: string, windowMs: number, now: number): Awaitable<void>
+  /**
+   * Deletes expired windows, then, beyond `maxRows`, those with the fewest
+   * hits first (see OVERFLOW_ORDER); the known clients' windows (KNOWN) are
+   * kept apart, at most `maxRows` of them too, the soonest to end going first.
+   */
   purge(now: number, maxRows: number): Awaitable<void>
 }
 
@@ -38,22 +44,35 @@ export const MAX_THROTTLE_ROWS = 100_000
 export const OVERFLOW_ORDER = 'ORDER BY hits, reset_at'
 
 /**
- * The client a throttle counts: an IPv4 address (also one mapped into IPv6)
- * as it is, an IPv6 address by its /64, which one host commonly holds whole:
- * counted by address, one machine would have 2^64 budgets.
+ * The prefix of a known client's key. Those windows are apart from the
+ * others when there are too many: made only by a right password, they are
+ * never pushed out by a flood of failures (which would end the exemption
+ * they give).
+ */
+export const KNOWN = 'known'
+
+/**
+ * The client a throttle counts: an IPv4 address as it is, also one carried in
+ * IPv6 (mapped, NAT64, ...: an address ending in a.b.c.d), and an IPv6
+ * address by its /64, which one host commonly holds whole: counted by
+ * address, one machine would have 2^64 budgets. A port or brackets a proxy
+ * may add are dropped; what does not parse as an address counts as itself.
  */
 export function clientOf(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return mapped[1]!
-  if (!address.includes(':')) return address
-  const bare = address.split('%')[0]! // a zone (fe80::1%eth0) is the host's own business
-  const [head, tail] = bare.split('::') as [string, string | undefined]
+  let a = address.trim()
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(a)
+  if (bracketed) a = bracketed[1]!
+  else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(a)) a = a.slice(0, a.lastIndexOf(':'))
+  const v4 = /(?:^|:)(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(a)
+  if (v4) return v4[1]!
+  if (!a.includes(':')) return a
+  const bare = a.split('%')[0]! // a zone (fe80::1%eth0) is the host's own business
+  const halves = bare.split('::')
   const groups = (part: string | undefined) => (part ? part.split(':') : [])
-  const h = groups(head)
-  const t = groups(tail)
-  // an IPv4 tail (::ffff:0:1.2.3.4, 64:ff9b::1.2.3.4) fills two groups
-  const size = (g: string[]) => g.reduce((n, x) => n + (x.includes('.') ? 2 : 1), 0)
-  const all = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - size(h) - size(t))).fill('0'), ...t]
+  const h = groups(halves[0])
+  const t = groups(halves[1])
+  const all = halves.length === 1 ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t]
+  if (halves.length > 2 || all.length !== 8 || !all.every((g) => /^[0-9a-f]{1,4}$/i.test(g))) return a
   return `${all
     .slice(0, 4)
     .map((g) => Number.parseInt(g, 16).toString(16))
@@ -84,7 +103,7 @@ export interface LoginGuard {
   readonly stats: ThrottleStats
 }
 
-/** How long a client that logged in to an account stays known to it (see loginThrottle). */
+/** How long a client that logged in to an account stays known to it after its latest login (see loginThrottle). */
 export const KNOWN_CLIENT_MS = 30 * 24 * 3600 * 1000
 
 /**
@@ -107,7 +126,7 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
   if (!settings.enabled) return { async attempt() {}, async succeeded() {}, stats }
   const windowMs = settings.windowSeconds * 1000
   const keysOf = (email: string, address: string) => [digest('pair', email, clientOf(address)), digest('account', email)] as const
-  const knownKey = (email: string, address: string) => digest('known', email, clientOf(address))
+  const knownKey = (email: string, address: string) => digest(KNOWN, email, clientOf(address))
   const refused = (w: WindowState, t: number) => {
     stats.refused++
     return refuse('login', LOGIN, w.resetAt, t)
@@ -124,7 +143,8 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
       const [pair, account] = keysOf(email, address)
       await store.reset(pair)
       await store.undo(account)
-      await store.hit([knownKey(email, address)], KNOWN_CLIENT_MS, now())
+      // 30 days from the latest login, not the first
+      await store.renew(knownKey(email, address), KNOWN_CLIENT_MS, now())
     },
   }
 }

@@ -12,8 +12,18 @@ describe('the client a throttle counts', () => {
     ['2001:db8::1', '2001:db8:0:0::/64'],
     ['::1', '0:0:0:0::/64'],
     ['fe80::1%eth0', 'fe80:0:0:0::/64'],
-    ['64:ff9b::198.51.100.1', '64:ff9b:0:0::/64'],
-    ['2001:db8:1:2:3:4:198.51.100.1', '2001:db8:1:2::/64'],
+    // IPv4 carried in IPv6 (NAT64, IPv4-compatible, SIIT): by its IPv4 address
+    ['64:ff9b::198.51.100.1', '198.51.100.1'],
+    ['::198.51.100.1', '198.51.100.1'],
+    ['::ffff:0:198.51.100.1', '198.51.100.1'],
+    // what a proxy may add: a port, brackets
+    ['203.0.113.7:5678', '203.0.113.7'],
+    ['[2001:db8:a:b::1]:443', '2001:db8:a:b::/64'],
+    ['[2001:db8:a:b::1]', '2001:db8:a:b::/64'],
+    // not an address: itself, never merged with others
+    ['unknown', 'unknown'],
+    ['2001:db8::1::2', '2001:db8::1::2'],
+    ['2001:db8:zz::1', '2001:db8:zz::1'],
   ])('%s counts as %s', (address, client) => {
     expect(clientOf(address)).toBe(client)
   })

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MAX_FILTER_VALUES } from '../../src/articles/query.ts'
-import { MAX_THROTTLE_ROWS } from '../../src/users/throttle.ts'
+import { loginThrottle, MAX_THROTTLE_ROWS } from '../../src/users/throttle.ts'
 import type { Config } from '../../src/config.ts'
 import { silentLogger } from '../../src/log.ts'
 import { serve } from '../../src/server.ts'
@@ -73,6 +73,28 @@ describe('the login throttle', () => {
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(10)
     expect(await app.db.count('SELECT count(*) FROM throttle WHERE hits >= 4')).toBe(2)
     expect((await login('victim@example.com')).status).toBe(429)
+  })
+
+  test('a client stays known to an account 30 days from its latest login, and no flood of failures pushes that out', async () => {
+    const app = await testApp(cheap)
+    const store = throttleOn(app.store)
+    const DAY = 24 * 3600 * 1000
+    let t = Date.now()
+    const guard = loginThrottle({ enabled: true, perPair: 10, perAccount: 2, windowSeconds: 900 }, store, () => t)
+    const owner = 'owner@example.com'
+    await guard.attempt(owner, '203.0.113.1')
+    await guard.succeeded(owner, '203.0.113.1')
+    t += 29 * DAY
+    await guard.attempt(owner, '203.0.113.1')
+    await guard.succeeded(owner, '203.0.113.1')
+    t += 2 * DAY
+    // the account's budget spent from elsewhere, 31 days after the first login, 2 after the latest
+    for (const from of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) await guard.attempt(owner, from).catch(() => {})
+    await expect(guard.attempt('owner@example.com', '198.51.100.9')).rejects.toMatchObject({ status: 429 })
+    // windows of two hits each, as two failures for each of many made-up emails make them
+    for (let i = 0; i < 12; i++) for (let k = 0; k < 2; k++) await guard.attempt(`flood${i}@example.com`, '198.51.100.7')
+    await store.purge(t, 5)
+    expect(await guard.attempt(owner, '203.0.113.1')).toBeUndefined()
   })
 
   test('the periodic sweep keeps at most MAX_THROTTLE_ROWS windows', async () => {
