@@ -32,6 +32,9 @@ const INTERRUPT = 0x03 // Ctrl-C
 const END = 0x04 // Ctrl-D
 const ERASE = [0x7f, 0x08] // Backspace, Ctrl-H
 const KILL = 0x15 // Ctrl-U
+const ESC = 0x1b
+/** What ends a signal while the terminal is raw: the terminal restored, the signal's status. */
+const SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const
 
 /**
  * A line typed at a terminal after `prompt`, not shown. The terminal is put
@@ -39,11 +42,22 @@ const KILL = 0x15 // Ctrl-U
  * with no stty to run (the Docker image has none), and the keys a terminal
  * would act on are acted on here: Enter ends the line, Backspace and Ctrl-U
  * erase, Ctrl-C stops (130, the terminal restored), Ctrl-D on an empty line
- * stops the command, nothing changed.
+ * stops the command, nothing changed; keys that send escape sequences
+ * (arrows) are skipped, and a signal restores the terminal before it stops.
  */
 async function typed(name: string, prompt: string, next: () => Promise<number | undefined>): Promise<string> {
   process.stderr.write(prompt)
   const raw = (on: boolean) => process.stdin.setRawMode(on)
+  // killed while raw (a container stopped, a hang-up), the shell would be left without echo
+  const stops = Object.entries(SIGNALS).map(([signal, status]) => {
+    const stop = () => {
+      raw(false)
+      process.stderr.write('\n')
+      process.exit(status)
+    }
+    process.once(signal, stop)
+    return () => process.off(signal, stop)
+  })
   raw(true)
   try {
     const bytes: number[] = []
@@ -57,6 +71,13 @@ async function typed(name: string, prompt: string, next: () => Promise<number | 
         process.exit(130)
       }
       if (ENTER.includes(b)) return new TextDecoder().decode(new Uint8Array(bytes))
+      if (b === ESC) {
+        // a key that sends a sequence (arrows, Delete, Home, Alt+key) is no part of a password: skipped whole
+        const kind = await next()
+        if (kind === 0x5b) for (let c = await next(); c !== undefined && (c < 0x40 || c > 0x7e); c = await next());
+        else if (kind === 0x4f) await next()
+        continue
+      }
       if (ERASE.includes(b)) {
         // one character: its continuation bytes (10xxxxxx), then its first
         while (bytes.length && ((bytes.pop() as number) & 0xc0) === 0x80);
@@ -66,6 +87,7 @@ async function typed(name: string, prompt: string, next: () => Promise<number | 
     }
   } finally {
     raw(false)
+    for (const off of stops) off()
     process.stderr.write('\n')
   }
 }

@@ -459,8 +459,8 @@ describe('conduit admin users password from a terminal', () => {
           expect(cancelled.stdout).not.toContain(first === '\\004' ? 'The same again' : 'differ')
         }
         expect((await login(server.url, user, 'typed at a terminal')).status).toBe(200)
-        // Backspace and Ctrl-U edit what is typed, as at any prompt
-        const edited = await typing('typed at a terminalXY\\177\\177 now', 'wrong\\025typed at a terminal now')
+        // Backspace and Ctrl-U edit what is typed, as at any prompt; arrows and Home (escape sequences) add nothing
+        const edited = await typing('typed at a terminalXY\\177\\177 now', 'wrong\\025typed at a\\033[D\\033[C terminal\\033OH now')
         expect(edited.code).toBe(0)
         expect((await login(server.url, user, 'typed at a terminal now')).status).toBe(200)
         // no stty on the machine (the Docker image has none): still not shown
