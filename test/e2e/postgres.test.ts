@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { Database } from 'bun:sqlite'
-import { chmodSync, readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate as migrateSqlite } from '../../src/db/sqlite/migrate.ts'
 import { migrations } from '../../src/db/postgres/migrate.ts'
@@ -81,6 +81,13 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
     expect(await q.count('SELECT total FROM invoices')).toBe(42)
     await q.close()
+    // an extension's own tables and views in the schema are no program's: a new database with one is taken
+    const other = await binaryDatabase()
+    const o = other.queries('')
+    await o.run('CREATE EXTENSION pg_stat_statements')
+    await o.close()
+    const migrated = await runCli(binary(), ['migrate'], { env: other.env })
+    expect({ code: migrated.code, stderr: migrated.stderr }).toEqual({ code: 0, stderr: '' })
   }, 60_000)
 
   test('backup names pg_dump in one line; seed fills an empty database once', async () => {
@@ -205,6 +212,26 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     const reopened = new Database(file, { readonly: true })
     expect(reopened.query('PRAGMA user_version').get()).toEqual({ user_version: 3 })
     reopened.close()
+
+    // stopped while it waits for a target that never answers: the temporary copy (the password hashes) goes too
+    const tmp = join(dir, 'tmp')
+    mkdirSync(tmp)
+    const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    try {
+      const proc = Bun.spawn([binary(), 'copy', '--from', file, '--to', `postgres://postgres@127.0.0.1:${silent.port}/never`], {
+        cwd: dir,
+        env: { ...process.env, TMPDIR: tmp },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      })
+      for (let i = 0; i < 200 && readdirSync(tmp).length === 0; i++) await Bun.sleep(25)
+      expect(readdirSync(tmp)).toHaveLength(1)
+      proc.kill('SIGTERM')
+      expect(await proc.exited).toBe(143)
+      expect(readdirSync(tmp)).toEqual([])
+    } finally {
+      silent.stop(true)
+    }
   }, 60_000)
 
   test('the database going away: 503 in the envelope within seconds, /ready 503, then recovery by itself', async () => {

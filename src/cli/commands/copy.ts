@@ -10,7 +10,7 @@ import { contentsOf, migrate, migrations, refuseUnknown } from '../../db/sqlite/
 import { openReadOnly, openWritable } from '../../db/sqlite/open.ts'
 import { type Command, untimed } from '../command.ts'
 import { noDatabase } from '../diagnose/sqlite.ts'
-import { CliError, UsageError } from '../errors.ts'
+import { CliError, type ErrorLike, reason, UsageError } from '../errors.ts'
 import { usageError } from '../help.ts'
 
 /** A whole SQLite database into an empty PostgreSQL one, with progress and a final count. */
@@ -31,9 +31,31 @@ export const copyCommand: Command = {
     const source = resolve(flags.from)
     if (!existsSync(source)) throw noDatabase(source, '--from')
     Object.assign(context, { databasePath: source, databaseUrl: redactUrl(target.databaseUrl) })
-    const { db, done } = readSource(source)
+    // the temporary copy of an older source holds the signing secret and the password hashes:
+    // removed on a stop too (Ctrl-C, a hang-up, SIGTERM), not left in TMPDIR. Listened for before it
+    // is made: a signal during the (synchronous) copying is handled once it returns
+    let cleanup = () => {}
+    const stops = Object.entries({ SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }).map(([signal, status]) => {
+      const stop = () => {
+        cleanup()
+        process.exit(status)
+      }
+      process.once(signal, stop)
+      return () => process.off(signal, stop)
+    })
+    const finish = () => {
+      for (const off of stops) off()
+      cleanup()
+    }
+    let db: Database
+    try {
+      ;({ db, done: cleanup } = readSource(source))
+    } catch (e) {
+      finish()
+      throw e
+    }
     const { store } = await openStore(untimed(target)).catch((e) => {
-      done()
+      finish()
       throw e
     })
     const tty = process.stderr.isTTY
@@ -60,7 +82,7 @@ export const copyCommand: Command = {
       if (e instanceof TargetNotEmpty) throw new UsageError(`copy: ${e.message} at ${store.location}; copy needs an empty database`)
       throw e
     } finally {
-      done()
+      finish()
       await store.close()
     }
   },
@@ -105,7 +127,10 @@ function readSource(source: string): { db: Database; done: () => void } {
       }
     } catch (e) {
       rmSync(dir, { recursive: true, force: true })
-      throw e
+      // named for what failed: the copy in TMPDIR (its disk may be the full one), not the source or the target
+      throw new CliError(
+        `copy: could not make and migrate a copy of ${source} (schema version ${contents.version}) in ${tmpdir()}: ${reason(e as ErrorLike)}; set TMPDIR to a directory with room for one copy of it`,
+      )
     }
   } catch (e) {
     reading.close()

@@ -75,6 +75,7 @@ async function lockHolder(tx: SQL): Promise<Record<string, string | number>> {
     SELECT a.pid, a.application_name, host(a.client_addr) AS client, to_char(coalesce(a.xact_start, a.state_change) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS since
     FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
     WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${MIGRATION_LOCK}
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND l.objid = hashtext(current_schema())::oid AND l.objsubid = 2`
   if (!h) return {}
   const holder: Record<string, string | number> = { holder_pid: h.pid }
@@ -94,11 +95,14 @@ async function refuseOthers(tx: SQL): Promise<void> {
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
       AND NOT EXISTS (SELECT 1 FROM pg_class v WHERE v.relnamespace = n.oid AND v.relname = 'conduit_schema')
+      -- an extension's own tables (PostGIS's spatial_ref_sys, pg_stat_statements) are no program's data
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
     ORDER BY c.relname`
   if (tables.length === 0) return
   const named = tables.slice(0, 3).map((t) => t.name)
   const more = tables.length > 3 ? `, and ${tables.length - 3} more` : ''
   throw new MigrationError(
-    `holds another program's tables (${named.join(', ')}${more}), not Conduit's; choose a new database or one of Conduit's with --db or DATABASE_URL`,
+    // (no option named: the database may be copy's --to as well as --db or DATABASE_URL)
+    `holds another program's tables (${named.join(', ')}${more}), not Conduit's; choose a new database or one of Conduit's`,
   )
 }
