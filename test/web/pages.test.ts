@@ -428,6 +428,35 @@ describe('the web app over HTTP', () => {
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
   })
 
+  test('an article changed after its editor was opened: the save comes back (409) with the draft, changing nothing; sent again, it saves', async () => {
+    const { app, ada, slug } = await site()
+    const opened = await get(app, `/editor/${slug}`, { session: ada.token })
+    const seen = fieldValue(opened.text, 'seen')
+    expect(seen).toBe((await app.request('GET', `/api/articles/${slug}`)).body.article.updatedAt)
+    // another tab, or a client of the API, changes it meanwhile
+    await Bun.sleep(5)
+    const other = await app.request('PUT', `/api/articles/${slug}`, {
+      token: ada.token,
+      body: { article: { description: 'From the API' } },
+    })
+    expect(other.status).toBe(200)
+    const draft = { seen, title: 'Hello there', description: 'From the editor', body: 'Edited *text*.', tag: 'intro' }
+    const refused = await post(app, `/editor/${slug}`, draft, { session: ada.token })
+    expect(refused.status).toBe(409)
+    expect(shown(refused.text)).toContain('article was changed at')
+    expect([fieldValue(refused.text, 'description'), fieldValue(refused.text, 'body')]).toEqual(['From the editor', 'Edited *text*.'])
+    const after = (await app.request('GET', `/api/articles/${slug}`)).body.article
+    expect([after.description, after.body]).toEqual(['From the API', 'Some *text*.'])
+    // the page now carries the version it showed: sent again, the draft is saved
+    expect(fieldValue(refused.text, 'seen')).toBe(after.updatedAt)
+    const saved = await post(app, `/editor/${slug}`, { ...draft, seen: fieldValue(refused.text, 'seen') }, { session: ada.token })
+    expect(saved.status).toBe(303)
+    expect((await app.request('GET', `/api/articles/${slug}`)).body.article.description).toBe('From the editor')
+    // a form without the field (sent before this check existed) is saved as before
+    const { seen: _, ...old } = draft
+    expect((await post(app, `/editor/${slug}`, { ...old, description: 'No version' }, { session: ada.token })).status).toBe(303)
+  })
+
   test('the editor and the settings sent back unedited change nothing, whatever line breaks their text holds', async () => {
     const { app, ada } = await site()
     const text = {

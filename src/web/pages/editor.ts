@@ -20,13 +20,14 @@ interface Draft {
  * its × is clicked. Without scripts, "Enter tags" takes tags separated by
  * commas.
  */
-function form(action: string, d: Draft, errors: readonly string[]) {
+function form(action: string, d: Draft, errors: readonly string[], seen?: string) {
   return html`<div class="editor-page">
 <div class="container page">
 <div class="row">
 <div class="col-md-10 offset-md-1 col-xs-12">
 ${errorList(errors)}
 <form method="post" novalidate action="${action}" class="editor-form">
+${seen === undefined ? '' : html`<input type="hidden" name="seen" value="${seen}">`}
 <fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"></fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"></fieldset>
@@ -82,12 +83,21 @@ export function editorPages(articles: ArticleReads, api: Api) {
       const a = await stored(ctx, slug)
       if (a.author.username !== ctx.viewer.username) return errorPage(ctx, 403, ['article forbidden: only its author may edit it'])
       const d = { title: a.title, description: a.description, body: a.body ?? '', tags: a.tagList }
-      return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, []))
+      return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, [], a.updatedAt))
     },
     async submit(ctx: Ctx): Promise<Outcome> {
       if (!ctx.viewer || !ctx.token) return redirect('/login')
       const slug = ctx.params.slug
-      const d = slug === undefined ? draftOf(ctx.form) : unedited(await stored(ctx, slug), draftOf(ctx.form))
+      const now = slug === undefined ? undefined : await stored(ctx, slug)
+      // changed since this editor was opened (another tab, another device, a client of the API):
+      // saving would silently replace that change, so the draft comes back first, to be sent again
+      const seen = ctx.form.get('seen')
+      if (now && seen !== null && seen !== now.updatedAt && now.author.username === ctx.viewer.username) {
+        uncacheable(ctx)
+        const changed = `article was changed at ${now.updatedAt}, after this editor was opened: publish again to replace that change with the text below`
+        return page(form(ctx.path, draftOf(ctx.form), [changed], now.updatedAt), 409)
+      }
+      const d = now === undefined ? draftOf(ctx.form) : unedited(now, draftOf(ctx.form))
       const article = { title: d.title, description: d.description, body: d.body, tagList: d.tags }
       const res =
         slug === undefined
@@ -95,7 +105,8 @@ export function editorPages(articles: ArticleReads, api: Api) {
           : await api(ctx.request, 'PUT', `/articles/${encodeURIComponent(slug)}`, { token: ctx.token, body: { article } })
       if (res.status === 200 || res.status === 201) return redirect(articlePath(res.body.article.slug))
       uncacheable(ctx)
-      if (res.status === 422) return page(form(ctx.path, d, errorLines(res)), 422)
+      // nothing written: the form keeps the version it was opened on
+      if (res.status === 422) return page(form(ctx.path, d, errorLines(res), seen ?? undefined), 422)
       return errorPage(ctx, res.status, errorLines(res))
     },
   }
