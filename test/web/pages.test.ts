@@ -457,6 +457,24 @@ describe('the web app over HTTP', () => {
     expect((await post(app, `/editor/${slug}`, { ...old, description: 'No version' }, { session: ada.token })).status).toBe(303)
   })
 
+  test('settings changed after their page was opened: the update comes back (409), changing nothing; sent again, it saves', async () => {
+    const { app, ada } = await site()
+    const opened = await get(app, '/settings', { session: ada.token })
+    const seen = fieldValue(opened.text, 'seen')
+    // another tab, or a client of the API, changes the bio meanwhile
+    expect((await app.request('PUT', '/api/user', { token: ada.token, body: { user: { bio: 'From the API' } } })).status).toBe(200)
+    const draft = { seen, username: ada.username, email: ada.email, bio: 'From the page', image: '' }
+    const refused = await post(app, '/settings', draft, { session: ada.token })
+    expect(refused.status).toBe(409)
+    expect(shown(refused.text)).toContain('settings were changed after this page was opened')
+    expect(fieldValue(refused.text, 'bio')).toBe('From the page')
+    expect((await app.request('GET', '/api/user', { token: ada.token })).body.user.bio).toBe('From the API')
+    const again = await post(app, '/settings', { ...draft, seen: fieldValue(refused.text, 'seen') }, { session: ada.token })
+    expect(again.status).toBe(303)
+    const session = tokenOf(again.cookie) ?? ada.token
+    expect((await app.request('GET', '/api/user', { token: session })).body.user.bio).toBe('From the page')
+  })
+
   test('the editor and the settings sent back unedited change nothing, whatever line breaks their text holds', async () => {
     const { app, ada } = await site()
     const text = {

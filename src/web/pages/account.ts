@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Api, ApiAnswer } from '../api.ts'
 import { errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable } from '../context.ts'
@@ -18,6 +19,20 @@ interface Deps {
 
 const field = (name: string, type: string, placeholder: string, label: string, value = '', autocomplete = '') =>
   html`<fieldset class="form-group"><label class="visually-hidden" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}></fieldset>`
+
+interface Settings {
+  image: string | null
+  username: string
+  bio: string | null
+  email: string
+}
+
+/** What the settings form showed, as one short digest: the API gives a user no version of its own. */
+const versionOf = (u: Settings): string =>
+  createHash('sha256')
+    .update(JSON.stringify([u.username, u.email, u.bio, u.image]))
+    .digest('base64url')
+    .slice(0, 22)
 
 /** Sign in, sign up, the settings and signing out: each form through the API, the session in a cookie. */
 export function accountPages({ api, ttlSeconds, secure }: Deps) {
@@ -52,7 +67,7 @@ ${field('password', 'password', 'Password', 'Password', '', signUp ? 'new-passwo
   const signedIn = (ctx: Ctx, res: ApiAnswer, to: string): Outcome =>
     redirect(to, startSession(res.body.user.token as string, ttlSeconds, secure(ctx.request)))
 
-  const settingsForm = (u: { image: string | null; username: string; bio: string | null; email: string }, errors: readonly string[]) =>
+  const settingsForm = (u: Settings, errors: readonly string[], seen?: string) =>
     html`<div class="settings-page">
 <div class="container page">
 <div class="row">
@@ -60,6 +75,7 @@ ${field('password', 'password', 'Password', 'Password', '', signUp ? 'new-passwo
 <h1 class="text-xs-center">Your Settings</h1>
 ${errorList(errors)}
 <form method="post" novalidate action="/settings">
+${seen === undefined ? '' : html`<input type="hidden" name="seen" value="${seen}">`}
 <fieldset>
 ${field('image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
 ${field('username', 'text', 'Your Name', 'Username', u.username, 'username')}
@@ -113,7 +129,7 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       if (!ctx.token || !ctx.viewer) return redirect('/login')
       const res = await api(ctx.request, 'GET', '/user', { token: ctx.token })
       if (res.status !== 200) return errorPage(ctx, res.status, errorLines(res))
-      return page('Settings', 'settings', settingsForm(res.body.user, []))
+      return page('Settings', 'settings', settingsForm(res.body.user, [], versionOf(res.body.user)))
     },
 
     async saveSettings(ctx: Ctx): Promise<Outcome> {
@@ -128,13 +144,24 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
         bio: kept('textarea', textareaText(f.get('bio') ?? ''), ctx.me?.bio ?? '') || null,
         email: f.get('email') ?? '',
       }
+      const shown = { image: user.image ?? null, username: user.username ?? '', bio: user.bio ?? null, email: user.email ?? '' }
+      // changed since this page was opened (another tab or device, a client of the API): saving would
+      // silently replace that change, so the form comes back first, to be sent again (as the editor does)
+      const seen = f.get('seen')
+      if (seen !== null) {
+        const now = await api(ctx.request, 'GET', '/user', { token: ctx.token })
+        if (now.status === 200 && versionOf(now.body.user) !== seen) {
+          const changed =
+            'settings were changed after this page was opened: update again to replace those changes with what is below (and type a new password again, if any)'
+          return page('Settings', 'settings', settingsForm(shown, [changed], versionOf(now.body.user)), 409)
+        }
+      }
       // an empty password field keeps the password
       const password = f.get('password')
       if (password) user.password = password
       const res = await api(ctx.request, 'PUT', '/user', { token: ctx.token, body: { user }, replacesSession: true })
       if (res.status === 200) return signedIn(ctx, res, profilePath(res.body.user.username))
-      const shown = { image: user.image ?? null, username: user.username ?? '', bio: user.bio ?? null, email: user.email ?? '' }
-      return page('Settings', 'settings', settingsForm(shown, errorLines(res)), res.status)
+      return page('Settings', 'settings', settingsForm(shown, errorLines(res), seen ?? undefined), res.status)
     },
 
     logout: async (ctx: Ctx): Promise<Outcome> => redirect('/', endSession(secure(ctx.request))),
