@@ -2,6 +2,7 @@ import { Value } from '@sinclair/typebox/value'
 import { fieldMessage } from '../http/validation.ts'
 import { Password } from '../users/schemas.ts'
 import { CliError, UsageError } from './errors.ts'
+import { onStop } from './stopping.ts'
 
 /** More than any password the rules allow (256 characters of up to 4 bytes each, and a line end): nothing past it is read. */
 const MAX_BYTES = 2048
@@ -33,8 +34,6 @@ const END = 0x04 // Ctrl-D
 const ERASE = [0x7f, 0x08] // Backspace, Ctrl-H
 const KILL = 0x15 // Ctrl-U
 const ESC = 0x1b
-/** What ends a signal while the terminal is raw: the terminal restored, the signal's status. */
-const SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const
 
 /**
  * A line typed at a terminal after `prompt`, not shown. The terminal is put
@@ -49,14 +48,9 @@ async function typed(name: string, prompt: string, next: () => Promise<number | 
   process.stderr.write(prompt)
   const raw = (on: boolean) => process.stdin.setRawMode(on)
   // killed while raw (a container stopped, a hang-up), the shell would be left without echo
-  const stops = Object.entries(SIGNALS).map(([signal, status]) => {
-    const stop = () => {
-      raw(false)
-      process.stderr.write('\n')
-      process.exit(status)
-    }
-    process.once(signal, stop)
-    return () => process.off(signal, stop)
+  const listening = onStop(() => {
+    raw(false)
+    process.stderr.write('\n')
   })
   raw(true)
   try {
@@ -87,7 +81,7 @@ async function typed(name: string, prompt: string, next: () => Promise<number | 
     }
   } finally {
     raw(false)
-    for (const off of stops) off()
+    listening()
     process.stderr.write('\n')
   }
 }

@@ -11,6 +11,7 @@ import { openReadOnly, openWritable } from '../../db/sqlite/open.ts'
 import { type Command, untimed } from '../command.ts'
 import { noDatabase } from '../diagnose/sqlite.ts'
 import { CliError, type ErrorLike, reason, UsageError } from '../errors.ts'
+import { onStop } from '../stopping.ts'
 import { usageError } from '../help.ts'
 
 /** A whole SQLite database into an empty PostgreSQL one, with progress and a final count. */
@@ -35,16 +36,9 @@ export const copyCommand: Command = {
     // removed on a stop too (Ctrl-C, a hang-up, SIGTERM), not left in TMPDIR. Listened for before it
     // is made: a signal during the (synchronous) copying is handled once it returns
     let cleanup = () => {}
-    const stops = Object.entries({ SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }).map(([signal, status]) => {
-      const stop = () => {
-        cleanup()
-        process.exit(status)
-      }
-      process.once(signal, stop)
-      return () => process.off(signal, stop)
-    })
+    const listening = onStop(() => cleanup())
     const finish = () => {
-      for (const off of stops) off()
+      listening()
       cleanup()
     }
     let db: Database
