@@ -6,7 +6,7 @@ import m004 from '../migrations/postgres/004_locked_accounts.sql' with { type: '
 import m005 from '../migrations/postgres/005_changes_by_hand.sql' with { type: 'text' }
 import m006 from '../migrations/postgres/006_kept_token.sql' with { type: 'text' }
 import m007 from '../migrations/postgres/007_lasting_article_ids.sql' with { type: 'text' }
-import { MigrationError } from '../migration-error.ts'
+import { MigrationError, othersTables } from '../migration-error.ts'
 import { MIGRATING, type OpeningStep } from '../opening.ts'
 
 /**
@@ -99,10 +99,9 @@ async function refuseOthers(tx: SQL): Promise<void> {
       AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
     ORDER BY c.relname`
   if (tables.length === 0) return
-  const named = tables.slice(0, 3).map((t) => t.name)
-  const more = tables.length > 3 ? `, and ${tables.length - 3} more` : ''
-  throw new MigrationError(
-    // (no option named: the database may be copy's --to as well as --db or DATABASE_URL)
-    `holds another program's tables (${named.join(', ')}${more}), not Conduit's; choose a new database or one of Conduit's`,
+  // (no option named: the database may be copy's --to as well as --db or DATABASE_URL)
+  throw othersTables(
+    tables.map((t) => t.name),
+    "not Conduit's; choose a new database or one of Conduit's",
   )
 }

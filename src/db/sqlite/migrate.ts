@@ -7,7 +7,7 @@ import m005 from '../migrations/sqlite/005_changes_by_hand.sql' with { type: 'te
 import m006 from '../migrations/sqlite/006_kept_token.sql' with { type: 'text' }
 import m007 from '../migrations/sqlite/007_lasting_article_ids.sql' with { type: 'text' }
 import { usernameKey } from '../../names.ts'
-import { MigrationError } from '../migration-error.ts'
+import { MigrationError, othersTables } from '../migration-error.ts'
 import { MIGRATING, type OpeningStep } from '../opening.ts'
 
 /**
@@ -118,9 +118,7 @@ export function refuseOthers(c: Contents, option = '--db or DATABASE_PATH'): voi
   if (isConduits(c) || (c.version === 0 && c.tables.length === 0)) return
   const way = `not Conduit's; choose a new file or one of Conduit's with ${option}`
   if (c.tables.length === 0) throw new MigrationError(`holds no tables but a schema version (${c.version}), ${way}`)
-  const named = c.tables.slice(0, 3)
-  const more = c.tables.length > 3 ? `, and ${c.tables.length - 3} more` : ''
-  throw new MigrationError(`holds another program's tables (${named.join(', ')}${more}), ${way}`)
+  throw othersTables(c.tables, way)
 }
 
 /** Refuses what this binary may not migrate or use: another program's database, or Conduit's at a newer version. */
