@@ -31,3 +31,7 @@ const leftAlone = {
  */
 export const kept = (field: keyof typeof leftAlone, sent: string, stored: string): string =>
   sent === leftAlone[field](stored) ? stored : sent
+
+/** The version of what a form showed (`seen`), which its page compares before it saves (the editor, the settings). */
+export const seenField = (seen: string | undefined): Html | '' =>
+  seen === undefined ? '' : html`<input type="hidden" name="seen" value="${seen}">`

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Api, ApiAnswer } from '../api.ts'
 import { errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable } from '../context.ts'
-import { kept, textarea, textareaText } from '../fields.ts'
+import { kept, seenField, textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { type Here, profilePath } from '../layout.ts'
 import { endSession, startSession } from '../session.ts'
@@ -75,7 +75,7 @@ ${field('password', 'password', 'Password', 'Password', '', signUp ? 'new-passwo
 <h1 class="text-xs-center">Your Settings</h1>
 ${errorList(errors)}
 <form method="post" novalidate action="/settings">
-${seen === undefined ? '' : html`<input type="hidden" name="seen" value="${seen}">`}
+${seenField(seen)}
 <fieldset>
 ${field('image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
 ${field('username', 'text', 'Your Name', 'Username', u.username, 'username')}

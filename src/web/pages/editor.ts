@@ -1,7 +1,7 @@
 import type { ArticleReads } from '../../articles/reads.ts'
 import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
-import { kept, textarea, textareaText } from '../fields.ts'
+import { kept, seenField, textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { articlePath } from '../layout.ts'
 import { errorPage, orMissing } from './not-found.ts'
@@ -27,7 +27,7 @@ function form(action: string, d: Draft, errors: readonly string[], seen?: string
 <div class="col-md-10 offset-md-1 col-xs-12">
 ${errorList(errors)}
 <form method="post" novalidate action="${action}" class="editor-form">
-${seen === undefined ? '' : html`<input type="hidden" name="seen" value="${seen}">`}
+${seenField(seen)}
 <fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"></fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"></fieldset>
