@@ -1,6 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { ms, nameless, pipelined, read } from '../db/postgres/client.ts'
-import type { ArticleHead, ArticleReadSql, ArticleRow, ArticleWriteSql, WrittenArticle } from './store.ts'
+import type { ArticleHead, ArticleReadSql, ArticleRow, ArticleWriteSql, FavoriteSet, WrittenArticle } from './store.ts'
 
 /** Raw rows: bigint times arrive as strings. */
 type Raw = Omit<ArticleRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string }
@@ -176,7 +176,7 @@ export function postgresArticleSql(tx: TransactionSQL): ArticleWriteSql {
         : await tx`WITH a AS (SELECT id FROM articles WHERE slug = ${slug} FOR KEY SHARE),
               f AS (DELETE FROM favorites WHERE user_id = ${user} AND article_id = (SELECT id FROM a) RETURNING 1)
             SELECT a.id, EXISTS (SELECT 1 FROM f) AS changed, (SELECT username_key FROM users WHERE id = ${user} FOR KEY SHARE) AS "userKey" FROM a`
-      return (r as { id: number; changed: boolean; userKey: string } | undefined) ?? null
+      return (r as FavoriteSet | undefined) ?? null
     },
     async written(id, viewerId): Promise<WrittenArticle> {
       const [r] = await tx`SELECT a.id, a.author_id, a.slug, a.title, a.description, a.body, a.created_at, a.updated_at,

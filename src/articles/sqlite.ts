@@ -133,8 +133,8 @@ export function sqliteArticleSql(db: Database): ArticleWriteSql {
     setFavorite(user, slug, on) {
       const a = find.get(slug)
       if (!a) return null
-      const changed = (on ? favorite : unfavorite).run(user, a.id).changes > 0
-      return { id: a.id, changed, userKey: userKey.get(user)!.username_key }
+      if ((on ? favorite : unfavorite).run(user, a.id).changes === 0) return { id: a.id, changed: false }
+      return { id: a.id, changed: true, userKey: userKey.get(user)!.username_key }
     },
     written,
   }

@@ -67,6 +67,9 @@ export interface ArticleReadSql {
   full(id: number): Awaitable<ArticleRow | null>
 }
 
+/** What setting a favorite did: the username key only where a row changed (only then is it used). */
+export type FavoriteSet = { id: number; changed: true; userKey: string } | { id: number; changed: false }
+
 /**
  * The SQL a write of articles runs, inside its transaction: each backend
  * implements these and decides nothing (writes.ts does).
@@ -107,11 +110,11 @@ export interface ArticleWriteSql {
   /**
    * Adds (on) or removes (off) the user's favorite of the article at `slug`,
    * which cannot be deleted until the transaction ends: its id, and whether a
-   * row was really added or removed, and the user's username key, read
+   * row was really added or removed, and then the user's username key, read
    * under a lock a rename waits for (see writes.ts); null for an unknown
    * slug. PostgreSQL: one statement.
    */
-  setFavorite(user: number, slug: string, on: boolean): Awaitable<{ id: number; changed: boolean; userKey: string } | null>
+  setFavorite(user: number, slug: string, on: boolean): Awaitable<FavoriteSet | null>
   /** The article as `viewer` sees it, read inside the write's transaction. */
   written(id: number, viewerId: number): Awaitable<WrittenArticle>
 }
