@@ -98,7 +98,7 @@ export function webFeature(d: Deps) {
 
   /** The signed-in user a session's cookie names; an unusable one (expired, revoked) is signed out. */
   async function session(request: Request) {
-    const token = sessionToken(request)
+    const token = sessionToken(request, secure(request))
     if (token === undefined) return { token, viewer: null, stale: false }
     try {
       const viewer = await d.tokens.authenticate(`Token ${token}`)

@@ -9,13 +9,21 @@
 
 export const SESSION_COOKIE = 'conduit_session'
 
-/** The session's token, from the Cookie header. */
-export function sessionToken(request: Request): string | undefined {
+/**
+ * The cookie's name: over TLS `__Host-` prefixed, which browsers accept only
+ * from this very host over TLS, so a sibling subdomain cannot plant a session
+ * of its choosing (and one planted under the plain name is not read there).
+ */
+export const sessionCookie = (secure: boolean): string => (secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE)
+
+/** The session's token, from the Cookie header: the cookie of the request's scheme (sessionCookie). */
+export function sessionToken(request: Request, secure: boolean): string | undefined {
   const header = request.headers.get('cookie')
   if (!header) return undefined
+  const name = sessionCookie(secure)
   for (const part of header.split(';')) {
     const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || undefined
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined
   }
   return undefined
 }
@@ -28,11 +36,11 @@ export function overTls(request: Request, trustProxy: boolean): boolean {
 
 /** The Set-Cookie that starts a session for `token`, lasting as long as the token. */
 export const startSession = (token: string, maxAgeSeconds: number, secure: boolean): string =>
-  `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
+  `${sessionCookie(secure)}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
 
 /** The Set-Cookie that ends it. */
 export const endSession = (secure: boolean): string =>
-  `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`
+  `${sessionCookie(secure)}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`
 
 /**
  * Whether a form post comes from a page of this site. Browsers say where a

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { Config } from '../../src/config.ts'
-import { SESSION_COOKIE } from '../../src/web/session.ts'
+import { SESSION_COOKIE, sessionCookie } from '../../src/web/session.ts'
 import { type TestApp, testApp } from '../support/app.ts'
 import { addComment, favorite, follow } from '../support/conduit.ts'
 import { createArticle, registerUser, unique } from '../support/fixtures.ts'
@@ -29,12 +29,14 @@ interface Options {
   headers?: Record<string, string>
   /** the request's URL's origin (https:// for a site behind TLS) */
   origin?: string
+  /** the site takes the request as over TLS (so the session cookie has its TLS name); by default, when origin is https */
+  tls?: boolean
 }
 
 /** As a browser sends it: a page of this site asks (Sec-Fetch-Site), the session in its cookie. */
 async function request(app: TestApp, method: string, path: string, body: string | undefined, o: Options = {}): Promise<PageAnswer> {
   const headers: Record<string, string> = { accept: 'text/html', ...o.headers }
-  if (o.session) headers.cookie = `theme=dark; ${SESSION_COOKIE}=${o.session}`
+  if (o.session) headers.cookie = `theme=dark; ${sessionCookie(o.tls ?? o.origin?.startsWith('https:') ?? false)}=${o.session}`
   if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded'
   const res = await app.app.respond(new Request(`${o.origin ?? 'http://localhost'}${path}`, { method, headers, body }))
   return {
@@ -187,7 +189,21 @@ describe('the web app over HTTP', () => {
 
     // behind TLS: the request's own scheme, or a trusted proxy's word for it
     const tls = await post(app, '/login', { email: `${username}@example.com`, password: 'password123' }, { origin: 'https://localhost' })
-    expect(tls.cookie).toEndWith('; Secure')
+    expect(tls.cookie).toStartWith(`__Host-${SESSION_COOKIE}=`)
+    expect(tls.cookie).toEndWith('; Path=/; HttpOnly; SameSite=Lax; Max-Age=' + app.config.tokenTtlSeconds + '; Secure')
+    const tlsToken = /^__Host-conduit_session=([^;]+);/.exec(tls.cookie ?? '')![1]!
+    const overTls = (cookie: string) => get(app, '/settings', { origin: 'https://localhost', headers: { cookie } })
+    expect((await overTls(`__Host-${SESSION_COOKIE}=${tlsToken}`)).status).toBe(200)
+    // over TLS the plain name is not read: a sibling subdomain could have planted it
+    const planted = await overTls(`${SESSION_COOKIE}=${tlsToken}`)
+    expect({ status: planted.status, location: planted.location }).toEqual({ status: 303, location: '/login' })
+    const tlsOut = await post(
+      app,
+      '/logout',
+      {},
+      { origin: 'https://localhost', headers: { cookie: `__Host-${SESSION_COOKIE}=${tlsToken}` } },
+    )
+    expect(tlsOut.cookie).toBe(`__Host-${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure`)
     const forwarded = { 'x-forwarded-proto': 'https' }
     const untrusted = await post(app, '/login', { email: `${username}@example.com`, password: 'password123' }, { headers: forwarded })
     expect(untrusted.status).toBe(303)
@@ -201,6 +217,7 @@ describe('the web app over HTTP', () => {
       { headers: forwarded },
     )
     expect(behind.status).toBe(303)
+    expect(behind.cookie).toStartWith(`__Host-${SESSION_COOKIE}=`)
     expect(behind.cookie).toEndWith('; Secure')
 
     // signing out ends it
@@ -343,9 +360,9 @@ describe('the web app over HTTP', () => {
     const proxied = await testApp({ trustProxy: true }, app.db)
     const overTls: [TestApp, Options, number][] = [
       [app, { origin: 'https://localhost', headers: { origin: 'http://localhost' } }, 403],
-      [proxied, { headers: { origin: 'http://localhost', 'x-forwarded-proto': 'https' } }, 403],
+      [proxied, { tls: true, headers: { origin: 'http://localhost', 'x-forwarded-proto': 'https' } }, 403],
       [app, { origin: 'https://localhost', headers: { origin: 'https://localhost' } }, 303],
-      [proxied, { headers: { origin: 'https://localhost', 'x-forwarded-proto': 'https' } }, 303],
+      [proxied, { tls: true, headers: { origin: 'https://localhost', 'x-forwarded-proto': 'https' } }, 303],
       // behind a TLS proxy not trusted the scheme is unknown: either is taken
       [app, { headers: { origin: 'https://localhost', 'x-forwarded-proto': 'https' } }, 303],
     ]
