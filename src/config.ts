@@ -271,7 +271,7 @@ export function setDatabase(c: Config, value: string): void {
     if (mode !== null && !SSL_MODES.includes(mode))
       throw new ConfigError(`the PostgreSQL URL's sslmode must be one of ${SSL_MODES.join(', ')}, got "${mode}"`)
     c.databaseUrl = value
-  } else if (/^[a-z][a-z\d+.-]*:\/\//i.test(value)) {
+  } else if (/^[a-z][a-z\d+.-]*:\/\//i.test(value) && !SQLITE_URI.test(value)) {
     const scheme = value.slice(0, value.indexOf(':'))
     throw new ConfigError(`${scheme}:// is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite`)
   } else {
@@ -280,19 +280,33 @@ export function setDatabase(c: Config, value: string): void {
   }
 }
 
+/** Other tools' way to name a SQLite file (sqliteFile). */
+const SQLITE_URI = /^(file|sqlite3?):/i
+
 /**
  * A SQLite file path, as given. `file:` and `sqlite:` URIs (other tools' way to name a SQLite
  * file) are refused with the plain path to write instead: taken as paths, they would make a new
  * empty database named `file:c.db` beside the one meant (docs/DECISIONS.md).
  */
 function sqliteFile(value: string): string {
-  const uri = /^(file|sqlite3?):/i.exec(value)
+  const uri = SQLITE_URI.exec(value)
   if (!uri) return value
-  const path = value.slice(uri[0].length).replace(/[?#].*$/, '')
+  // `file:///data/c.db` and `file://localhost/data/c.db` name /data/c.db
+  const path = value
+    .slice(uri[0].length)
+    .replace(/[?#].*$/, '')
+    .replace(/^\/\/[^/]*/, '')
   throw new ConfigError(
     `${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${path || 'the path'} alone)`,
   )
 }
+
+/** SQLite's in-memory database: one process's own, empty at its start, gone at its stop. */
+export const inMemory = (c: Config): boolean => c.databaseUrl === undefined && c.databasePath === ':memory:'
+
+/** The database as logs and messages name it: the URL without its password, or the file's absolute path. */
+export const databaseName = (c: Config): string =>
+  c.databaseUrl ? redactUrl(c.databaseUrl) : inMemory(c) ? ':memory:' : resolve(c.databasePath)
 
 /** A database URL without its password, for logs and messages. */
 export function redactUrl(url: string): string {

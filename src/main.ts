@@ -9,7 +9,7 @@ import { HELP_HINT, UsageError } from './cli/errors.ts'
 import { type FailureContext, report } from './cli/report.ts'
 import { commandHelp, helpText, usageError } from './cli/help.ts'
 import { COMMANDS, commandOf } from './cli/registry.ts'
-import { environment, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
+import { ConfigError, environment, inMemory, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 
 const HELP = helpText(COMMANDS, environment, version)
 /** The options that take a value, as typed: what follows one is its value, even `-1`. */
@@ -52,6 +52,11 @@ async function main(argv: string[]): Promise<number> {
   if (flags.host !== undefined) config.host = flags.host
   if (flags.db !== undefined) setDatabase(config, flags.db)
   if (flags.workers !== undefined) config.workers = integer('--workers', flags.workers, 1, 256)
+  // only a server has a use for a database that lives and dies with it
+  if (inMemory(config) && command.name !== 'serve' && command.options.includes('db'))
+    throw new ConfigError(
+      `${command.name}: :memory: is a database inside one serving process, empty when it starts and gone when it stops; give a file or a postgres:// URL`,
+    )
   Object.assign(context, {
     databasePath: config.databaseUrl ? undefined : config.databasePath,
     databaseUrl: config.databaseUrl && redactUrl(config.databaseUrl),

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { type Config, redactUrl } from '../config.ts'
+import { type Config, databaseName, redactUrl } from '../config.ts'
 import type { Logger } from '../log.ts'
 import { MIGRATING, type OpeningStep } from './opening.ts'
 import { contentsOf, migrations, migrate as migrateSqlite, refuseUnknown } from './sqlite/migrate.ts'
@@ -27,7 +27,7 @@ const WAITING_AGAIN_MS = 30_000
  */
 export async function openStore(config: Config, logger?: Logger): Promise<Opened> {
   if (!logger) return open(config)
-  const database = config.databaseUrl ? redactUrl(config.databaseUrl) : resolve(config.databasePath)
+  const database = databaseName(config)
   const t0 = performance.now()
   // what the open is doing now, as the PostgreSQL migration reports it (SQLite opens without yielding)
   let doing = 'waiting for it to answer'
@@ -71,8 +71,7 @@ async function open(config: Config, step?: OpeningStep): Promise<Opened> {
   try {
     const applied = migrateSqlite(db, undefined, step)
     // the log names the file as the error messages do: absolute, whatever the working directory
-    const location = config.databasePath === ':memory:' ? ':memory:' : resolve(config.databasePath)
-    return { store: sqliteStore(db, location), applied }
+    return { store: sqliteStore(db, databaseName(config)), applied }
   } catch (e) {
     db.close()
     throw e

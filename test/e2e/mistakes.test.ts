@@ -5,7 +5,7 @@ import { type Command, FLAGS, NUMERIC, type OptionName } from '../../src/cli/com
 import { usageOf } from '../../src/cli/help.ts'
 import { COMMANDS } from '../../src/cli/registry.ts'
 import { skipIf, why } from '../support/skip.ts'
-import { freePort, runCli, tempDir, useBinary } from './support.ts'
+import { freePort, runCli, startServer, tempDir, useBinary } from './support.ts'
 
 /**
  * One wording and one exit status per kind of mistake, whatever the command:
@@ -293,6 +293,8 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
       ['file:n1.db', 'n1.db'],
       ['sqlite:n1.db', 'n1.db'],
       ['SQLITE3:/data/n1.db?mode=ro', '/data/n1.db'],
+      ['file:///data/n1.db', '/data/n1.db'],
+      ['file://localhost/data/n1.db?cache=shared', '/data/n1.db'],
     ] as const) {
       const line = `conduit: ${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${path} alone)`
       const runs: [string[], Record<string, string>][] = [
@@ -316,6 +318,31 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     expect(r).toEqual({ code: 2, line: 'conduit: SINGLE_INSTANCE=true means one process, and --workers 2 runs 2: leave it unset' })
     expect(existsSync(join(cwd, 'c.db'))).toBe(false)
   }, 30_000)
+
+  test(':memory: for a command other than serve, or for several workers: 2, nothing made; a server on it says so', async () => {
+    const cwd = tempDir()
+    for (const c of COMMANDS.filter((c) => c.name !== 'serve' && c.options.includes('db'))) {
+      const r = await mistake(invocation(c).args(':memory:'), {}, cwd)
+      const line = `conduit: ${c.name}: :memory: is a database inside one serving process, empty when it starts and gone when it stops; give a file or a postgres:// URL`
+      expect({ command: c.name, ...r }).toEqual({ command: c.name, code: 2, line })
+    }
+    for (const [args, env] of [
+      [['--db', ':memory:', '--workers', '2'], {}],
+      [[], { DATABASE_PATH: ':memory:', WORKERS: '3' }],
+    ] as const) {
+      const r = await mistake(['serve', '--host', '127.0.0.1', '--port', '0', ...args], env, cwd)
+      const n = env.WORKERS ?? '2'
+      const line = `conduit: :memory: is a database inside one process, and --workers ${n} runs ${n}, each with an empty one of its own: use a file`
+      expect({ args, ...r }).toEqual({ args, code: 2, line })
+    }
+    expect(readdirSync(cwd)).toEqual([])
+    const server = await startServer(binary(), { args: ['--db', ':memory:'] })
+    try {
+      expect(server.stdout()).toContain('WARN the database is in memory: whatever is written is lost when the server stops')
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
 
   test('a port in use: 1, and no database file made, with workers or without', async () => {
     const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })

@@ -1,5 +1,5 @@
 import { onHangup, supervise, WORKER_ENV } from '../../cluster.ts'
-import { type Config, ConfigError } from '../../config.ts'
+import { type Config, ConfigError, inMemory } from '../../config.ts'
 import { createLogger } from '../../log.ts'
 import { serve } from '../../server.ts'
 import type { Command } from '../command.ts'
@@ -16,6 +16,10 @@ export const serveCommand: Command = {
       throw new ConfigError(
         `SINGLE_INSTANCE=true means one process, and --workers ${config.workers} runs ${config.workers}: leave it unset`,
       )
+    if (config.workers > 1 && inMemory(config))
+      throw new ConfigError(
+        `:memory: is a database inside one process, and --workers ${config.workers} runs ${config.workers}, each with an empty one of its own: use a file`,
+      )
     return config.workers > 1 && !process.env[WORKER_ENV]
       ? supervise(config, createLogger(config.logFormat, config.logLevel))
       : runServer(config)
@@ -24,6 +28,7 @@ export const serveCommand: Command = {
 
 async function runServer(config: Config): Promise<number> {
   const logger = createLogger(config.logFormat, config.logLevel)
+  if (inMemory(config)) logger.warn('the database is in memory: whatever is written is lost when the server stops')
   const running = await serve(config, logger)
   const stop = (signal: string) => {
     running.shutdown(signal).then(
