@@ -289,6 +289,9 @@ const SQLITE_URI = /^(file|sqlite3?):/i
  * empty database named `file:c.db` beside the one meant (docs/DECISIONS.md).
  */
 function sqliteFile(value: string): string {
+  // `DATABASE_PATH=conduit.db ` from an env file would make a new empty database beside the one meant
+  if (value.trim() !== value)
+    throw new ConfigError(`the database path "${value}" begins or ends with white space: write the path without it`)
   const uri = SQLITE_URI.exec(value)
   if (!uri) return value
   // `file:///data/c.db` and `file://localhost/data/c.db` name /data/c.db

@@ -319,6 +319,19 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     expect(existsSync(join(cwd, 'c.db'))).toBe(false)
   }, 30_000)
 
+  test("a SQLite path that begins or ends with white space (an env file's trailing blank): 2, nothing made", async () => {
+    const cwd = tempDir()
+    for (const [args, env, value] of [
+      [['migrate', '--db', 'c.db '], {}, 'c.db '],
+      [['serve', '--host', '127.0.0.1', '--port', '0'], { DATABASE_PATH: ' c.db' }, ' c.db'],
+      [['seed', '--users', '1', '--articles', '0'], { DATABASE_URL: '\tc.db' }, '\tc.db'],
+    ] as const) {
+      const line = `conduit: the database path "${value}" begins or ends with white space: write the path without it`
+      expect({ args, ...(await mistake([...args], env, cwd)) }).toEqual({ args, code: 2, line })
+    }
+    expect(readdirSync(cwd)).toEqual([])
+  }, 30_000)
+
   test(':memory: for a command other than serve, or for several workers: 2, nothing made; a server on it says so', async () => {
     const cwd = tempDir()
     for (const c of COMMANDS.filter((c) => c.name !== 'serve' && c.options.includes('db'))) {
