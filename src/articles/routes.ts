@@ -9,6 +9,7 @@ import {
   ListQuery,
   NewArticleBody,
   normalizeArticleBody,
+  normalizeArticleUpdate,
   SlugParams,
   UpdateArticleBody,
 } from './schemas.ts'
@@ -106,7 +107,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       auth: 'required',
       params: SlugParams,
       body: UpdateArticleBody,
-      normalize: normalizeArticleBody,
+      normalize: normalizeArticleUpdate,
       ok: { status: 200, schema: ArticleResponse },
       errors: [400, 401, 403, 404, 413, 415, 422],
       summary: 'Update an article (author only)',

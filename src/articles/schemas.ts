@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
+import { unprocessable } from '../errors.ts'
 import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
 import { MAX_FILTER_VALUES } from './query.ts'
@@ -21,13 +22,17 @@ const TagList = t.Array(text('tag', 0, 40, { problem: controls }), {
 export const NewArticleBody = t.Object({
   article: t.Object({ title: Title, description: Description, body: Body, tagList: t.Optional(TagList) }),
 })
+const UPDATABLE = ['title', 'description', 'body', 'tagList'] as const
 export const UpdateArticleBody = t.Object({
-  article: t.Object({
-    title: t.Optional(Title),
-    description: t.Optional(Description),
-    body: t.Optional(Body),
-    tagList: t.Optional(TagList),
-  }),
+  article: t.Object(
+    {
+      title: t.Optional(Title),
+      description: t.Optional(Description),
+      body: t.Optional(Body),
+      tagList: t.Optional(TagList),
+    },
+    { minProperties: 1, description: 'at least one of the fields, as for the user' },
+  ),
 })
 export type NewArticle = (typeof NewArticleBody.static)['article']
 export type ArticleChanges = (typeof UpdateArticleBody.static)['article']
@@ -89,4 +94,11 @@ export function normalizeArticleBody(body: unknown): void {
   if (Array.isArray(a.tagList) && a.tagList.every((x) => typeof x === 'string')) {
     a.tagList = [...new Set((a.tagList as string[]).map((x) => x.trim()).filter(Boolean))]
   }
+}
+
+/** An update names at least one field it knows (as the user's must: an empty one would only move updatedAt); then as normalizeArticleBody. */
+export function normalizeArticleUpdate(body: unknown): void {
+  normalizeArticleBody(body)
+  const a = (body as Loose | null)?.article
+  if (a && typeof a === 'object' && !UPDATABLE.some((k) => k in a)) throw unprocessable({ article: ['must have at least one field'] })
 }

@@ -546,18 +546,33 @@ describe('PUT /api/articles/:slug', () => {
     expect(kept.body.article.tagList).toEqual(['a', 'b'])
   })
 
-  test('moves updatedAt on every update, even one that changes nothing', async () => {
+  test('moves updatedAt on every update, even one that sends the same values', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
     const created = await createArticle(app, jake.token)
     let last = created.updatedAt
     for (let i = 0; i < 3; i++) {
-      const res = await put(app, jake.token, created.slug, {})
+      const res = await put(app, jake.token, created.slug, { body: created.body })
       expect(res.status).toBe(200)
       expect(res.body.article.createdAt).toBe(created.createdAt)
       expect(Date.parse(res.body.article.updatedAt)).toBeGreaterThan(Date.parse(last))
       last = res.body.article.updatedAt
     }
+  })
+
+  test('refuses an update that names no field it knows (as the user’s: at least one), and changes nothing', async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    const created = await createArticle(app, jake.token)
+    for (const body of [{}, { slug: 'other' }, { favoritesCount: 3 }]) {
+      const res = await put(app, jake.token, created.slug, body)
+      expect({ body, status: res.status, answer: res.body }).toEqual({
+        body,
+        status: 422,
+        answer: { errors: { article: ['must have at least one field'] } },
+      })
+    }
+    expect((await app.request('GET', `/api/articles/${created.slug}`)).body.article).toEqual(created)
   })
 
   test('keeps the slug when the new title gives the same slug', async () => {
