@@ -46,7 +46,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       auth: 'optional',
       query: ListQuery,
       ok: { status: 200, schema: ArticleListResponse },
-      errors: [401, 422],
+      errors: [422],
       summary: 'List articles',
       description:
         'Newest first. `tag`, `author` and `favorited` may each be repeated (ANY of the values, at most 10 each); ' +
@@ -92,7 +92,7 @@ export function articleRoutes({ writes, reads }: Deps): Route[] {
       auth: 'optional',
       params: SlugParams,
       ok: { status: 200, schema: ArticleResponse },
-      errors: [401, 404],
+      errors: [404],
       summary: 'Get an article',
       tag,
       read: {

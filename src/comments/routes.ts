@@ -23,7 +23,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
       auth: 'optional',
       params: SlugParams,
       ok: { status: 200, schema: CommentListResponse },
-      errors: [401, 404],
+      errors: [404],
       summary: "An article's comments",
       tag,
       read: {

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia'
 import type { Viewer } from '../auth/actor.ts'
-import { unauthorized } from '../errors.ts'
+import { HttpError, unauthorized } from '../errors.ts'
 
 /** Issuing and checking tokens (src/users/tokens.ts): what the auth plugin and the request entry need. */
 export interface Tokens {
   issue(user: { id: number; token_version: number }): string
-  /** `undefined` header: anonymous. A present but unusable header: 401, also on optional routes. */
+  /** `undefined` header: anonymous. A present but unusable header: 401 (an optional route then answers as to anyone: authPlugin). */
   authenticate(header: string | undefined): Promise<Viewer | null>
   /**
    * Without any work: 0 for no header, the user id for a token verified
@@ -24,9 +24,13 @@ const replacingSession = new WeakSet<Request>()
 export const replacesSession = (request: Request): boolean => replacingSession.has(request)
 export const markReplacingSession = (request: Request): void => void replacingSession.add(request)
 
+/** What an answer read anonymously for an unusable token says of it (RFC 6750's error code, this API's scheme). */
+export const INVALID_TOKEN = 'Token error="invalid_token"'
+
 /**
  * The auth plugin: routes opt in with `{ auth: true }` (a viewer is required)
- * or `{ optionalAuth: true }` (a viewer or null).
+ * or `{ optionalAuth: true }` (a viewer or null: an unusable token reads as
+ * none, and the answer says so in `WWW-Authenticate`).
  *
  * The token is checked in `transform`, which runs before body validation, so
  * an anonymous request gets its 401 before any 422 about its body; `resolve`
@@ -36,9 +40,19 @@ export const markReplacingSession = (request: Request): void => void replacingSe
  */
 export function authPlugin(t: Tokens) {
   const seen = new WeakMap<Request, Viewer | null>()
+  const refused = new WeakSet<Request>()
   const check = async (request: Request, required: boolean) => {
     if (seen.has(request)) return
-    const viewer = await t.authenticate(request.headers.get('authorization') ?? undefined)
+    let viewer: Viewer | null
+    try {
+      viewer = await t.authenticate(request.headers.get('authorization') ?? undefined)
+    } catch (e) {
+      // what anyone may read is not refused for a token that stopped working (expired, revoked):
+      // most clients send the one they kept on every request (docs/DECISIONS.md)
+      if (required || !(e instanceof HttpError) || e.status !== 401) throw e
+      viewer = null
+      refused.add(request)
+    }
     if (!viewer && required) throw unauthorized('is missing')
     seen.set(request, viewer)
   }
@@ -49,7 +63,10 @@ export function authPlugin(t: Tokens) {
     },
     optionalAuth: {
       transform: ({ request }) => check(request, false),
-      resolve: ({ request }) => ({ viewer: seen.get(request) ?? null }),
+      resolve: ({ request, set }) => {
+        if (refused.has(request)) (set.headers as Record<string, string>)['www-authenticate'] = INVALID_TOKEN
+        return { viewer: seen.get(request) ?? null }
+      },
     },
   })
   return { plugin, check }

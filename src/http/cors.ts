@@ -2,8 +2,9 @@ import type { Config } from '../config.ts'
 
 const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
 const ALLOW_HEADERS = 'Authorization, Content-Type, X-Requested-With, Accept, Origin, X-Request-Id'
-// a browser client may read the id it would quote in a bug report (see request-id.ts), and how long to wait after a 429 or 503
-const EXPOSE_HEADERS = 'X-Request-Id, Retry-After'
+// a browser client may read the id it would quote in a bug report (see request-id.ts), how long to wait after a 429 or 503,
+// and that its token no longer works where a read was answered as to anyone (auth.ts)
+const EXPOSE_HEADERS = 'X-Request-Id, Retry-After, WWW-Authenticate'
 // a list of header names (RFC 9110 tokens), as a browser sends it in Access-Control-Request-Headers
 const HEADER_NAMES = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/
 

@@ -39,7 +39,7 @@ export function profileRoutes({ writes, reads }: Deps): Route[] {
       auth: 'optional',
       params: UsernameParams,
       ok: { status: 200, schema: ProfileResponse },
-      errors: [401, 404],
+      errors: [404],
       summary: 'Get a profile',
       tag,
       read: {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { TestApp } from '../support/app.ts'
 import { addComment, type Comment, conduitApp, follow, ISO_MS, JSON_TYPE, registerUsers } from '../support/conduit.ts'
-import { createArticle, registerUser } from '../support/fixtures.ts'
+import { createArticle, expectTokenRefused, registerUser } from '../support/fixtures.ts'
 
 const commentsPath = (slug: string) => `/api/articles/${slug}/comments`
 const post = (app: TestApp, token: string, slug: string, comment: unknown) =>
@@ -199,13 +199,15 @@ describe('GET /api/articles/:slug/comments', () => {
     expect(res.body).toEqual({ errors: { article: ['not found'] } })
   })
 
-  test('answers 401 for an invalid token', async () => {
+  test('reads an invalid token as no token, and says so', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
+    const ann = await registerUser(app)
     const { slug } = await createArticle(app, jake.token)
-    const res = await app.request('GET', commentsPath(slug), { token: 'not-a-token' })
-    expect(res.status).toBe(401)
-    expect(res.body).toEqual({ errors: { token: ['is invalid'] } })
+    await app.request('POST', `/api/profiles/${ann.username}/follow`, { token: jake.token })
+    await app.request('POST', commentsPath(slug), { token: ann.token, body: { comment: { body: 'hi' } } })
+    await expectTokenRefused(app, 'Token not-a-token', [commentsPath(slug)])
+    await expectTokenRefused(app, `Token ${jake.token}x`, [commentsPath(slug)])
   })
 })
 

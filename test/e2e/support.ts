@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -423,6 +423,21 @@ export async function api(
     body = null
   }
   return { status: res.status, headers: res.headers, body, text }
+}
+
+/**
+ * A read anyone may make, sent with a token the server must not take: exactly the answer anyone
+ * gets, saying in `WWW-Authenticate` that the token is unusable.
+ */
+export async function expectReadAsAnyone(base: string, path: string, token: string): Promise<void> {
+  const anyone = await api(base, 'GET', path)
+  const read = await api(base, 'GET', path, { token })
+  expect({ path, status: read.status, body: read.body, challenge: read.headers.get('www-authenticate') }).toEqual({
+    path,
+    status: anyone.status,
+    body: anyone.body,
+    challenge: 'Token error="invalid_token"',
+  })
 }
 
 let counter = 0

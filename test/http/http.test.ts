@@ -127,7 +127,7 @@ describe('CORS', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     // browser code may read the id of the request (a cached answer's headers are checked alike in test/http/dispatchers.test.ts)
-    expect(res.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After')
+    expect(res.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After, WWW-Authenticate')
   })
 
   test('puts Access-Control-Allow-Origin on a 201', async () => {
@@ -170,7 +170,7 @@ describe('CORS', () => {
     expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN)
     const get = await app.request('GET', '/api/profiles/nobody', { headers: { origin: ORIGIN } })
     expect(get.headers.get('access-control-allow-origin')).toBe(ORIGIN)
-    expect(get.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After')
+    expect(get.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After, WWW-Authenticate')
     const other = await app.request('GET', '/api/profiles/nobody', { headers: { origin: 'https://evil.example' } })
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()

@@ -51,3 +51,23 @@ export async function createArticle(app: TestApp, token: string, input: ArticleI
     author: { username: string; bio: string | null; image: string | null; following: boolean }
   }
 }
+
+/**
+ * A token the service must not take: `401` "is invalid" where a route needs one (GET /api/user);
+ * where anyone may read (each of `reads`), exactly the answer anyone gets, saying in
+ * `WWW-Authenticate` that the token is unusable.
+ */
+export async function expectTokenRefused(app: TestApp, authorization: string, reads: readonly string[] = ['/api/articles']) {
+  const res = await app.request('GET', '/api/user', { headers: { authorization } })
+  expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: { errors: { token: ['is invalid'] } } })
+  for (const path of reads) {
+    const anyone = await app.request('GET', path)
+    const read = await app.request('GET', path, { headers: { authorization } })
+    expect({ path, status: read.status, body: read.body, challenge: read.headers.get('www-authenticate') }).toEqual({
+      path,
+      status: anyone.status,
+      body: anyone.body,
+      challenge: 'Token error="invalid_token"',
+    })
+  }
+}

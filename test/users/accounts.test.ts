@@ -7,7 +7,7 @@ import { AccountHasContent } from '../../src/users/writes.ts'
 import { storageViolations } from '../reliability/invariants.ts'
 import type { TestApp } from '../support/app.ts'
 import { addComment, conduitApp, favorite, follow } from '../support/conduit.ts'
-import { createArticle, type RegisteredUser, registerUser } from '../support/fixtures.ts'
+import { createArticle, expectTokenRefused, type RegisteredUser, registerUser } from '../support/fixtures.ts'
 import { commentsOn } from '../../src/comments/index.ts'
 import { usersOn } from '../../src/users/index.ts'
 
@@ -57,10 +57,14 @@ describe('locking an account', () => {
   test('refuses the tokens verified and cached before it, at once', async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
-    for (let i = 0; i < 3; i++) expect((await me(app, jake.token)).status).toBe(200)
+    const { slug } = await createArticle(app, jake.token)
+    await app.request('POST', `/api/articles/${slug}/favorite`, { token: jake.token })
+    for (let i = 0; i < 3; i++) {
+      expect((await me(app, jake.token)).status).toBe(200)
+      expect((await app.request('GET', '/api/articles', { token: jake.token })).body.articles[0].favorited).toBe(true)
+    }
     await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
-    expect((await me(app, jake.token)).status).toBe(401)
-    expect((await app.request('GET', '/api/articles', { token: jake.token })).status).toBe(401)
+    await expectTokenRefused(app, `Token ${jake.token}`, ['/api/articles', `/api/articles/${slug}`])
   })
 
   test('unlocking lets the account log in again; tokens from before the lock stay refused', async () => {
