@@ -190,7 +190,7 @@ describe('the web app over HTTP', () => {
     // behind TLS: the request's own scheme, or a trusted proxy's word for it
     const tls = await post(app, '/login', { email: `${username}@example.com`, password: 'password123' }, { origin: 'https://localhost' })
     expect(tls.cookie).toStartWith(`__Host-${SESSION_COOKIE}=`)
-    expect(tls.cookie).toEndWith('; Path=/; HttpOnly; SameSite=Lax; Max-Age=' + app.config.tokenTtlSeconds + '; Secure')
+    expect(tls.cookie).toEndWith(`; Path=/; HttpOnly; SameSite=Lax; Max-Age=${app.config.tokenTtlSeconds}; Secure`)
     const tlsToken = /^__Host-conduit_session=([^;]+);/.exec(tls.cookie ?? '')![1]!
     const overTls = (cookie: string) => get(app, '/settings', { origin: 'https://localhost', headers: { cookie } })
     expect((await overTls(`__Host-${SESSION_COOKIE}=${tlsToken}`)).status).toBe(200)
