@@ -19,7 +19,11 @@ export class HttpError extends Error {
 
 export const notFound = (what: string) => new HttpError(404, { [what]: ['not found'] })
 export const forbidden = (what: string) => new HttpError(403, { [what]: ['forbidden'] })
-export const unauthorized = (message: 'is missing' | 'is invalid') => new HttpError(401, { token: [message] })
+/** What an answer says of a token sent and not taken: RFC 6750's error code, this API's scheme. */
+export const INVALID_TOKEN = 'Token error="invalid_token"'
+/** A 401 says which credentials it wants (RFC 9110), and of a token sent, that it was not taken. */
+export const unauthorized = (message: 'is missing' | 'is invalid') =>
+  new HttpError(401, { token: [message] }, { 'www-authenticate': message === 'is missing' ? 'Token' : INVALID_TOKEN })
 export const unprocessable = (errors: ErrorMap) => new HttpError(422, errors)
 /** A unique value another row holds (RealWorld 2.0: 409). */
 export const conflict = (errors: ErrorMap) => new HttpError(409, errors)

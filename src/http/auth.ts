@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Viewer } from '../auth/actor.ts'
-import { HttpError, unauthorized } from '../errors.ts'
+import { HttpError, INVALID_TOKEN, unauthorized } from '../errors.ts'
 
 /** Issuing and checking tokens (src/users/tokens.ts): what the auth plugin and the request entry need. */
 export interface Tokens {
@@ -23,9 +23,6 @@ export interface Tokens {
 const replacingSession = new WeakSet<Request>()
 export const replacesSession = (request: Request): boolean => replacingSession.has(request)
 export const markReplacingSession = (request: Request): void => void replacingSession.add(request)
-
-/** What an answer read anonymously for an unusable token says of it (RFC 6750's error code, this API's scheme). */
-export const INVALID_TOKEN = 'Token error="invalid_token"'
 
 /**
  * The auth plugin: routes opt in with `{ auth: true }` (a viewer is required)
@@ -62,11 +59,12 @@ export function authPlugin(t: Tokens) {
       resolve: ({ request }) => ({ viewer: seen.get(request) as Viewer }),
     },
     optionalAuth: {
-      transform: ({ request }) => check(request, false),
-      resolve: ({ request, set }) => {
+      // said here, before the parameters are validated: their 404 carries it too
+      transform: async ({ request, set }) => {
+        await check(request, false)
         if (refused.has(request)) (set.headers as Record<string, string>)['www-authenticate'] = INVALID_TOKEN
-        return { viewer: seen.get(request) ?? null }
       },
+      resolve: ({ request }) => ({ viewer: seen.get(request) ?? null }),
     },
   })
   return { plugin, check }

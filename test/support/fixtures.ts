@@ -59,9 +59,15 @@ export async function createArticle(app: TestApp, token: string, input: ArticleI
  */
 export async function expectTokenRefused(app: TestApp, authorization: string, reads: readonly string[] = ['/api/articles']) {
   const res = await app.request('GET', '/api/user', { headers: { authorization } })
-  expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: { errors: { token: ['is invalid'] } } })
+  expect({ status: res.status, body: res.body, challenge: res.headers.get('www-authenticate') }).toEqual({
+    status: 401,
+    body: { errors: { token: ['is invalid'] } },
+    challenge: 'Token error="invalid_token"',
+  })
   for (const path of reads) {
     const anyone = await app.request('GET', path)
+    // said only of a token that was sent and not taken
+    expect({ path, anyone: anyone.headers.get('www-authenticate') }).toEqual({ path, anyone: null })
     const read = await app.request('GET', path, { headers: { authorization } })
     expect({ path, status: read.status, body: read.body, challenge: read.headers.get('www-authenticate') }).toEqual({
       path,

@@ -94,6 +94,8 @@ describe('routes that require a token', () => {
     expect(res.status).toBe(401)
     expect(res.body).toEqual(missing)
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    // a 401 says which credentials it wants (RFC 9110)
+    expect(res.headers.get('www-authenticate')).toBe('Token')
   })
 
   test.each(required)('%s %s answers 401 "is invalid" with a garbage token', async (method, path) => {
@@ -358,8 +360,22 @@ describe('optional-auth routes', () => {
         '/api/articles/some-slug',
         '/api/articles/some-slug/comments',
         '/api/profiles/nobody',
+        '/api/articles/%zz',
+        '/api/profiles/%zz/',
       ])
     }
+    // a token that works is not said to be unusable, built or kept (the second answer comes from the cache)
+    const user = await registerUser(app)
+    for (const path of ['/api/articles', `/api/profiles/${user.username}`, '/api/profiles/nobody'])
+      for (let i = 0; i < 2; i++) {
+        const res = await app.request('GET', path, { token: user.token })
+        expect({ path, i, status: res.status, header: res.headers.get('www-authenticate') }).toEqual({
+          path,
+          i,
+          status: path.endsWith('nobody') ? 404 : 200,
+          header: null,
+        })
+      }
   })
 })
 
