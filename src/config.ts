@@ -156,7 +156,7 @@ export const environment = {
   BODY_LIMIT_BYTES: 'largest accepted request body (default 1048576)',
   LOG_FORMAT: 'text or json (default text)',
   LOG_LEVEL: 'debug, info, warn, error or silent (default info)',
-  TRUST_PROXY: 'take the client address from X-Forwarded-For (default false)',
+  TRUST_PROXY: 'take the client address from X-Forwarded-For and the scheme from X-Forwarded-Proto (default false)',
   LOGIN_THROTTLE: 'throttle failed logins (default true)',
   LOGIN_THROTTLE_PER_PAIR: 'failures per account and address before 429 (default 10)',
   LOGIN_THROTTLE_PER_ACCOUNT: 'failures per account from all addresses before 429 (default 100)',
@@ -290,18 +290,35 @@ const SQLITE_URI = /^(file|sqlite3?):/i
  */
 function sqliteFile(value: string): string {
   // `DATABASE_PATH=conduit.db ` from an env file would make a new empty database beside the one meant
+  // (quoted as JSON: a CRLF file's \r would send the cursor back over the message)
   if (value.trim() !== value)
-    throw new ConfigError(`the database path "${value}" begins or ends with white space: write the path without it`)
+    throw new ConfigError(`the database path ${JSON.stringify(value)} begins or ends with white space: write the path without it`)
   const uri = SQLITE_URI.exec(value)
   if (!uri) return value
-  // `file:///data/c.db` and `file://localhost/data/c.db` name /data/c.db
-  const path = value
-    .slice(uri[0].length)
-    .replace(/[?#].*$/, '')
-    .replace(/^\/\/[^/]*/, '')
   throw new ConfigError(
-    `${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${path || 'the path'} alone)`,
+    `${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${uriPath(value, uri[1]!.toLowerCase()) ?? 'the path'} alone)`,
   )
+}
+
+/**
+ * The file a `file:` or `sqlite:` URI names, where that is certain: `file:c.db`, `file:///data/c.db`,
+ * `file://localhost/data/c.db` (RFC 8089, percent-decoded), `sqlite:c.db`. Tools read
+ * `sqlite://...` differently (SQLAlchemy's `sqlite:///c.db` is relative), and a `file:` URI of
+ * another host is no local path: no suggestion for those.
+ */
+function uriPath(value: string, scheme: string): string | undefined {
+  let rest = value.slice(scheme.length + 1).replace(/[?#].*$/, '')
+  if (rest.startsWith('//')) {
+    if (scheme !== 'file') return undefined
+    const host = rest.slice(2, rest.indexOf('/', 2) < 0 ? undefined : rest.indexOf('/', 2))
+    if (host !== '' && host.toLowerCase() !== 'localhost') return undefined
+    rest = rest.slice(2 + host.length)
+  }
+  try {
+    return decodeURIComponent(rest) || undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** SQLite's in-memory database: one process's own, empty at its start, gone at its stop. */

@@ -294,7 +294,11 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
       ['sqlite:n1.db', 'n1.db'],
       ['SQLITE3:/data/n1.db?mode=ro', '/data/n1.db'],
       ['file:///data/n1.db', '/data/n1.db'],
-      ['file://localhost/data/n1.db?cache=shared', '/data/n1.db'],
+      ['file://localhost/data/my%20n1.db?cache=shared', '/data/my n1.db'],
+      // read differently by other tools, or another host's: no path is suggested
+      ['sqlite:///n1.db', 'the path'],
+      ['sqlite3://data/n1.db', 'the path'],
+      ['file://server/share/n1.db', 'the path'],
     ] as const) {
       const line = `conduit: ${value} is not a database this server uses: a postgres:// URL selects PostgreSQL, a file path SQLite (write ${path} alone)`
       const runs: [string[], Record<string, string>][] = [
@@ -325,8 +329,9 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
       [['migrate', '--db', 'c.db '], {}, 'c.db '],
       [['serve', '--host', '127.0.0.1', '--port', '0'], { DATABASE_PATH: ' c.db' }, ' c.db'],
       [['seed', '--users', '1', '--articles', '0'], { DATABASE_URL: '\tc.db' }, '\tc.db'],
+      [['migrate'], { DATABASE_PATH: 'c.db\r' }, 'c.db\r'],
     ] as const) {
-      const line = `conduit: the database path "${value}" begins or ends with white space: write the path without it`
+      const line = `conduit: the database path ${JSON.stringify(value)} begins or ends with white space: write the path without it`
       expect({ args, ...(await mistake([...args], env, cwd)) }).toEqual({ args, code: 2, line })
     }
     expect(readdirSync(cwd)).toEqual([])
