@@ -146,6 +146,19 @@ skipIf(!haproxy && 'haproxy missing').describe('HAProxy with deploy/haproxy.cfg 
     // every acknowledged article is there
     const all = await api(servers[0]!.url, 'GET', `/api/articles?author=${user.username}&limit=100`)
     expect(all.body.articlesCount).toBe(acknowledged.length)
+    // HAProxy says the scheme itself: a client's X-Forwarded-Proto does not pass for TLS (the cookie's name and Secure)
+    const signIn = await fetch(`${base}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'sec-fetch-site': 'same-origin', 'x-forwarded-proto': 'https' },
+      body: new URLSearchParams({ email: user.email, password: user.password }),
+    })
+    const cookie = signIn.headers.get('set-cookie') ?? ''
+    expect({ status: signIn.status, name: cookie.split('=')[0], secure: cookie.includes('Secure') }).toEqual({
+      status: 303,
+      name: 'conduit_session',
+      secure: false,
+    })
     for (const s of servers) await s.stop()
 
     // no instance left: HAProxy's own 503 is the API's envelope, with Retry-After
