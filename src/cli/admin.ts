@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
 import type { Config } from '../config.ts'
 import { openStore, openStoreToRead } from '../db/open.ts'
 import type { Store } from '../db/store.ts'
@@ -21,9 +20,6 @@ import { CliError } from './errors.ts'
 export const DB_USAGE = '[--db FILE|URL]'
 /** The options every admin command takes: `--json`, and the database's `--db`. */
 export const ADMIN_OPTIONS: readonly OptionName[] = ['json', 'db']
-
-/** The database, as a message names it: the SQLite file's full path, or the URL without its password. */
-export const where = (config: Config, store: Store): string => (config.databaseUrl ? store.location : resolve(config.databasePath))
 
 /**
  * Runs `fn` on the configured database's store, closed after. A SQLite file

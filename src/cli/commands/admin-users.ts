@@ -7,7 +7,7 @@ import { usersOn } from '../../users/index.ts'
 import type { Account } from '../../users/store.ts'
 import { usernameKey } from '../../names.ts'
 import { AccountHasContent } from '../../users/writes.ts'
-import { ADMIN_OPTIONS, count, DB_USAGE, found, said, where, withStore } from '../admin.ts'
+import { ADMIN_OPTIONS, count, DB_USAGE, found, said, withStore } from '../admin.ts'
 import type { Command, CommandInput } from '../command.ts'
 import { CliError, UsageError } from '../errors.ts'
 import { passwordProblem, readPassword } from '../password-input.ts'
@@ -18,8 +18,7 @@ const LIST_DEFAULT = 50
 const LIST_MAX = 1000
 
 /** The line for an unknown username (exit status 1). */
-const noUser = (input: CommandInput, store: Store, username: string) =>
-  `${input.name}: no user "${username}" in ${where(input.config, store)}`
+const noUser = (input: CommandInput, store: Store, username: string) => `${input.name}: no user "${username}" in ${store.location}`
 
 /**
  * A stored text as the operator's terminal shows it: quoted and escaped (JSON)

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path'
 import { integer } from '../../config.ts'
 import { openStore } from '../../db/open.ts'
 import { NotEmptyError, SEED_PASSWORD, seedDatabase } from '../seed-data.ts'
@@ -37,8 +36,9 @@ export const seedCommand: Command = {
     } catch (e) {
       if (!(e instanceof NotEmptyError)) throw e
       const users = `${e.users} user${e.users === 1 ? '' : 's'}`
-      const where = config.databaseUrl ? store.location : resolve(config.databasePath)
-      throw new UsageError(`seed: the database ${where} already has ${users}; seed fills only an empty database: name a new one with --db`)
+      throw new UsageError(
+        `seed: the database ${store.location} already has ${users}; seed fills only an empty database: name a new one with --db`,
+      )
     } finally {
       await store.close()
     }
