@@ -102,7 +102,9 @@ export function check(src: string | Map<string, string>): Violation[] {
       const target = normalize(join(dirname(file), spec))
       if (target.startsWith('..')) continue // package.json and the like, outside src/
       const to = layerOf(target)
-      if (to && LAYERS.indexOf(to) < LAYERS.indexOf(layer))
+      // `../app` (no extension) would place nowhere and so pass: every import names its file whole
+      if (!to) out.push({ file, message: `imports ${target}, which no layer holds: name the file with its extension` })
+      else if (LAYERS.indexOf(to) < LAYERS.indexOf(layer))
         out.push({ file, message: `imports ${target} (${to}) from the ${layer} layer below it` })
     }
     const code = codeOf(text)

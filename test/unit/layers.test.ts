@@ -34,6 +34,16 @@ describe('scripts/layers.ts (bun run lint)', () => {
     ])
   })
 
+  test('an import without its extension fails it: `../app` places nowhere, and would pass any layer', () => {
+    const files = tree()
+    files.set('articles/reads.ts', `import { createApp } from '../app'\n${files.get('articles/reads.ts')}`)
+    files.set('db/store.ts', `import { loadConfig } from '../config'\n${files.get('db/store.ts')}`)
+    expect(check(files)).toEqual([
+      { file: 'articles/reads.ts', message: 'imports app, which no layer holds: name the file with its extension' },
+      { file: 'db/store.ts', message: 'imports config, which no layer holds: name the file with its extension' },
+    ])
+  })
+
   test("each speed rule fails it: a read called directly, an answer's own headers changed, steps made per call", () => {
     const files = new Map([
       ['http/a.ts', 'export const f = (route: any, i: any) => route.read.cached(i, 0)\n'],
