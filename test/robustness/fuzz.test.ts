@@ -667,6 +667,16 @@ const describeSent = (s: Sent) =>
 // ------------------------------------------------------------------ the properties
 
 describe('every route of the contract, under generated adversarial requests', () => {
+  test('the routes fuzzed are the routes the app declares, with their auth and body', async () => {
+    const { app, db } = await testApp()
+    const wrapper = (r: (typeof app.declared)[number]) =>
+      r.body ? Object.keys(r.body.properties)[0] : r.method === 'GET' ? undefined : 'bodiless'
+    const declared = app.declared.map((r) => `${r.method} /api${r.path} ${r.auth} ${wrapper(r)}`)
+    expect(ROUTES.map((r) => `${r.method} ${r.path} ${r.auth} ${r.body}`).sort()).toEqual(declared.sort())
+    await db.store.close()
+    await db.close()
+  })
+
   for (const [index, route] of ROUTES.entries()) {
     test(`${route.method} ${route.path}: no 5xx, the envelope on 4xx, no echo or leak, nothing stored on rejection`, async () => {
       let world = await makeWorld()
