@@ -38,10 +38,15 @@ export function postgresProfileReads(sql: SQL): ProfileReadSql {
 export function postgresProfileSql(tx: TransactionSQL): ProfileWriteSql {
   return {
     async setFollowing(follower, followee, on) {
-      const r = on
-        ? await tx`INSERT INTO follows (follower_id, followee_id) VALUES (${follower}, ${followee}) ON CONFLICT DO NOTHING`
-        : await tx`DELETE FROM follows WHERE follower_id = ${follower} AND followee_id = ${followee}`
-      return r.count > 0
+      // FOR KEY SHARE: a deletion of the followee under way is waited for, and then finds no row (null)
+      const [r] = on
+        ? await tx`WITH e AS (SELECT id FROM users WHERE id = ${followee} FOR KEY SHARE),
+              f AS (INSERT INTO follows (follower_id, followee_id) SELECT ${follower}, id FROM e ON CONFLICT DO NOTHING RETURNING 1)
+            SELECT EXISTS (SELECT 1 FROM e) AS found, EXISTS (SELECT 1 FROM f) AS changed`
+        : await tx`WITH e AS (SELECT id FROM users WHERE id = ${followee} FOR KEY SHARE),
+              f AS (DELETE FROM follows WHERE follower_id = ${follower} AND followee_id = (SELECT id FROM e) RETURNING 1)
+            SELECT EXISTS (SELECT 1 FROM e) AS found, EXISTS (SELECT 1 FROM f) AS changed`
+      return r.found ? r.changed : null
     },
   }
 }

@@ -30,7 +30,14 @@ export function sqliteProfileReads(db: Database): ProfileReadSql {
 
 /** The SQL of follows on SQLite, prepared once. */
 export function sqliteProfileSql(db: Database): ProfileWriteSql {
-  const follow = db.query<unknown, [number, number]>('INSERT OR IGNORE INTO follows (follower_id, followee_id) VALUES (?, ?)')
+  // (a followee another process deleted since the route found it inserts nothing, where a row would break the foreign key)
+  const follow = db.query<unknown, [number, number]>(
+    'INSERT OR IGNORE INTO follows (follower_id, followee_id) SELECT ?, id FROM users WHERE id = ?',
+  )
   const unfollow = db.query<unknown, [number, number]>('DELETE FROM follows WHERE follower_id = ? AND followee_id = ?')
-  return { setFollowing: (follower, followee, on) => (on ? follow : unfollow).run(follower, followee).changes > 0 }
+  const exists = db.query<unknown, [number]>('SELECT 1 FROM users WHERE id = ?')
+  return {
+    setFollowing: (follower, followee, on) =>
+      (on ? follow : unfollow).run(follower, followee).changes > 0 || (exists.get(followee) === null ? null : false),
+  }
 }

@@ -28,6 +28,6 @@ export interface ProfileReadSql {
 
 /** The SQL a write of profiles runs, inside its transaction. */
 export interface ProfileWriteSql {
-  /** Whether a follow row was really added (on) or removed (off). */
-  setFollowing(follower: number, followee: number, on: boolean): Awaitable<boolean>
+  /** Whether a follow row was really added (on) or removed (off); null when the followee no longer exists. */
+  setFollowing(follower: number, followee: number, on: boolean): Awaitable<boolean | null>
 }
