@@ -6,6 +6,9 @@ import type { Logger } from '../log.ts'
 import type { Writes } from './steps.ts'
 import type { Awaitable, Backend } from './types.ts'
 
+/** Change-log rows older than this are purged; a process that read nothing for half as long drops its caches (it may have missed rows). */
+export const CHANGE_RETENTION_MS = 10 * 60_000
+
 /**
  * What tells caches that stored data changed (see src/keys/versions.ts):
  * `versions` is bumped by this process's writes after they commit, and by

@@ -1,7 +1,7 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
-import type { ChangeFeed, ChangeStats } from '../store.ts'
+import { CHANGE_RETENTION_MS, type ChangeFeed, type ChangeStats } from '../store.ts'
 import { guardedTransaction, isConflict, read, write } from './client.ts'
 
 /**
@@ -21,9 +21,6 @@ export const PG_CHANGES_SINCE = `SELECT s::text AS snapshot,
 /** The log's statistics are taken again after this many of an instance's own rows, then twice as many, up to the max (see PgChanges.wrote). */
 export const ANALYZE_FIRST_ROWS = 500
 const ANALYZE_MAX_ROWS = 64_000
-
-/** Change-log rows older than this are purged; an instance that read nothing for half as long drops its caches. */
-export const CHANGE_RETENTION_MS = 10 * 60_000
 
 /** SINGLE_INSTANCE: how often the log is read in the background (see PgChanges.glance). */
 export const LOCAL_READ_MS = 1_000

@@ -4,12 +4,9 @@ import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
 import { dbStats } from '../stats.ts'
 import { DatabaseUnavailable } from '../types.ts'
-import type { ChangeFeed, ChangeStats } from '../store.ts'
+import { CHANGE_RETENTION_MS, type ChangeFeed, type ChangeStats } from '../store.ts'
 import { isStorageFailure } from './open.ts'
 import { ChangeSignal } from './signal.ts'
-
-/** Change-log rows older than this are purged; a process that read nothing for longer drops all its caches. */
-export const CHANGE_RETENTION_MS = 10 * 60_000
 
 /**
  * With the signal (signal.ts), SQLite is still asked at least this often: a
