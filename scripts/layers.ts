@@ -24,7 +24,7 @@ const PLACES: [RegExp, Layer][] = [
   [/^(users|profiles|articles|comments|tags|web)\//, 'features'],
   [/^(http|cache|metrics)\//, 'http/cache'],
   [/^db\//, 'db'],
-  [/^(keys|auth)\/|^(errors|log|random|config|names|trace)\.ts$|^types\.d\.ts$/, 'leaves'],
+  [/^(keys|auth)\/|^(errors|lane|log|random|config|names|trace)\.ts$|^types\.d\.ts$/, 'leaves'],
 ]
 
 export const layerOf = (path: string): Layer | undefined => PLACES.find(([re]) => re.test(path))?.[1]

@@ -37,6 +37,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { mulberry32 } from '../src/random.ts'
+import { buildCommand } from './build-command.ts'
 
 const ROOT = resolve(import.meta.dir, '..')
 const HOST = '127.0.0.1'
@@ -101,7 +102,7 @@ async function build(): Promise<string> {
   if (given) return resolve(given)
   const out = join(work, 'conduit')
   const proc = Bun.spawn({
-    cmd: [process.execPath, 'build', '--compile', '--bytecode', '--minify', 'src/main.ts', 'src/articles/list-worker.ts', '--outfile', out],
+    cmd: buildCommand(out),
     cwd: ROOT,
     stdout: 'pipe',
     stderr: 'pipe',

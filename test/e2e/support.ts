@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect } from 'bun:test'
-import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -11,6 +11,7 @@ import type { Route } from '../../src/http/route.ts'
 import { testConfig } from '../support/app.ts'
 import { binaryDatabase, onPostgres } from '../support/backend.ts'
 import { type ContractOptions, checkAnswer } from '../support/contract.ts'
+import { buildCommand } from '../../scripts/build-command.ts'
 
 /**
  * End-to-end support: builds the compiled binary exactly as it ships
@@ -73,20 +74,29 @@ function collect(stream: ReadableStream<Uint8Array> | undefined | number | null)
 export async function buildBinary(): Promise<string> {
   const prebuilt = process.env.CONDUIT_E2E_BINARY
   if (prebuilt) return resolve(prebuilt)
+  return compile(ROOT)
+}
+
+/**
+ * Builds the binary from a copy of the source tree, then removes the copy: a binary that still
+ * read a file of its build at run time (as `import.meta.url` names it) fails, as on a user's machine.
+ */
+export async function buildBinaryAway(): Promise<string> {
+  const tree = mkdtempSync(join(tmpdir(), 'conduit-e2e-tree-'))
+  try {
+    for (const f of ['src', 'package.json', 'tsconfig.json', 'bunfig.toml']) cpSync(join(ROOT, f), join(tree, f), { recursive: true })
+    symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'))
+    return await compile(tree)
+  } finally {
+    rmSync(tree, { recursive: true, force: true })
+  }
+}
+
+async function compile(root: string): Promise<string> {
   const outfile = join(tempDir('conduit-e2e-build-'), 'conduit')
   const proc = Bun.spawn({
-    cmd: [
-      process.execPath,
-      'build',
-      '--compile',
-      '--bytecode',
-      '--minify',
-      'src/main.ts',
-      'src/articles/list-worker.ts',
-      '--outfile',
-      outfile,
-    ],
-    cwd: ROOT,
+    cmd: buildCommand(outfile),
+    cwd: root,
     stdout: 'pipe',
     stderr: 'pipe',
   })
