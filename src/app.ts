@@ -137,6 +137,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
         comments: comments.reads,
         profiles: profiles.reads,
         tags: tags.reads.popular,
+        own: (resource) => store.own(resource),
         api: apiClient(
           (request, server) => respond(request, server),
           (request) => peers.get(request),

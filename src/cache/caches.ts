@@ -26,7 +26,7 @@ export const BUDGETS = {
   /** finished bodies of successful signed-in GETs, per viewer and URL, in a slab of their own */
   viewerResponses: { entries: 4_000, mb: 6, indexMb: 2 },
   /** a signed-in viewer's follows and favorites */
-  viewers: { entries: 5_000, mb: 4 },
+  viewers: { entries: 5_000, mb: 3 },
   /** articles: a page's ids and count, per filter and page (viewer-independent) */
   pages: { entries: 20_000, mb: 5 },
   /** articles: list items without body, per article */
@@ -40,7 +40,9 @@ export const BUDGETS = {
   /** profiles: users by normalised name */
   profiles: { entries: 20_000, mb: 3 },
   /** comments: an article's comments, oldest first */
-  comments: { entries: 10_000, mb: 5 },
+  comments: { entries: 10_000, mb: 3 },
+  /** web: article bodies as HTML, per article, with the text they were rendered from */
+  bodies: { entries: 2_000, mb: 3 },
   /** users: verified tokens (only ever fully verified ones) */
   tokens: { entries: 20_000, mb: 6 },
 } as const

@@ -16,6 +16,7 @@ import { errorLines } from './api.ts'
 import { ASSETS_PREFIX, assets } from './assets.ts'
 import { type Ctx, type Outcome, ReadQuery, viewerDeps } from './context.ts'
 import { page } from './layout.ts'
+import { bodyRenderer } from './markdown.ts'
 import { accountPages } from './pages/account.ts'
 import { articleActions, articlePage } from './pages/article.ts'
 import { editorPages } from './pages/editor.ts'
@@ -53,6 +54,8 @@ interface Deps {
   profiles: ProfileReads
   tags: () => Promise<Built<string>>
   api: Api
+  /** closes what the app made (the lane of long bodies) with the store */
+  own(resource: { close(): void }): void
 }
 
 type Handler = (ctx: Ctx) => Promise<Outcome>
@@ -69,7 +72,9 @@ export function webFeature(d: Deps) {
   const secure = (request: Request) => overTls(request, d.config.trustProxy)
   const account = accountPages({ api: d.api, ttlSeconds: d.config.tokenTtlSeconds, secure })
   const editor = editorPages(d.articles, d.api)
-  const article = articlePage({ articles: d.articles, comments: d.comments })
+  const bodies = bodyRenderer(d.caches)
+  d.own(bodies)
+  const article = articlePage({ articles: d.articles, comments: d.comments, bodies })
   const actions = articleActions(d.api, article)
   const home = homePage({ articles: d.articles, tags: d.tags })
   router
@@ -109,11 +114,17 @@ export function webFeature(d: Deps) {
     }
   }
 
-  /** Pages of anonymous readers are kept in the shared slab, a user's in theirs, under the path with query. */
+  /**
+   * Pages of anonymous readers are kept in the shared slab, a user's in theirs, under `page ` and
+   * the path with query: the API's answers are kept there under the path alone, and `/` for a
+   * program that asks for JSON must not find the page.
+   */
   const cached = (viewerId: number, key: string) =>
-    viewerId === 0 ? d.caches.responses.get(key) : d.caches.viewerResponses.get(`${viewerId} ${key}`)
+    viewerId === 0 ? d.caches.responses.get(`page ${key}`) : d.caches.viewerResponses.get(`${viewerId} page ${key}`)
   const keep = (viewerId: number, key: string, body: string, deps: number[], at: number) =>
-    viewerId === 0 ? d.caches.responses.set(key, body, deps, at, 0) : d.caches.viewerResponses.set(`${viewerId} ${key}`, body, deps, at, 0)
+    viewerId === 0
+      ? d.caches.responses.set(`page ${key}`, body, deps, at, 0)
+      : d.caches.viewerResponses.set(`${viewerId} page ${key}`, body, deps, at, 0)
 
   /** Read as the API reads a body: over the limit it is dropped while streaming, never buffered whole. */
   async function form(request: Request): Promise<URLSearchParams> {
@@ -130,6 +141,14 @@ export function webFeature(d: Deps) {
       // private: a page may show the reader's own data, so no shared cache keeps it
       headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'private, no-cache', ...headers },
     })
+  /** HEAD: no body, and the length the GET's would have (RFC 9110 9.3.2), where an empty body would say 0. */
+  const respondTo = (request: Request, status: number, body: string | Uint8Array, headers: Record<string, string>, late: boolean) =>
+    request.method === 'HEAD'
+      ? respond(status, null, {
+          ...headers,
+          'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
+        })
+      : respond(status, body, headers, late)
 
   /** `late`: the request waited on I/O before it got here (see lateBody). */
   async function answer(request: Request, headers: Record<string, string>, late = false): Promise<Response> {
@@ -148,7 +167,7 @@ export function webFeature(d: Deps) {
     const key = pathAndQuery(request.url)
     if (request.method === 'GET' || request.method === 'HEAD') {
       const hit = match ? cached(viewerId, key) : undefined
-      if (hit) return respond(200, request.method === 'HEAD' ? null : hit.slice(), extra, late)
+      if (hit) return respondTo(request, 200, hit.slice(), extra, late)
     } else if (!sameSite(request, d.config.trustProxy)) {
       return respond(403, 'This form may be sent from this site only.', { ...extra, 'content-type': 'text/plain; charset=utf-8' })
     }
@@ -193,7 +212,7 @@ export function webFeature(d: Deps) {
       // kept until anything it shows changes (the navbar's user among them: viewerDeps)
       keep(viewerId, key, body, ctx.deps, at)
     }
-    return respond(outcome.status, request.method === 'HEAD' ? null : body, extra, late)
+    return respondTo(request, outcome.status, body, extra, late)
   }
 
   /** A fault is a page too (500, logged); the database down, a 503 the browser may retry. */

@@ -1,4 +1,6 @@
 import MarkdownIt from 'markdown-it'
+import type { Caches } from '../cache/caches.ts'
+import { Lane, workerModule } from '../lane.ts'
 import { type Html, trusted } from './html.ts'
 
 /**
@@ -19,5 +21,55 @@ md.renderer.rules.link_open = (tokens, i, options, env, self) => {
   return defaultLinkOpen(tokens, i, options, env, self)
 }
 
-/** An article body as HTML. */
-export const markdown = (body: string): Html => trusted(md.render(body))
+/** Markdown as HTML, on this thread. */
+export const renderMarkdown = (body: string): string => md.render(body)
+
+/**
+ * Bodies up to this many characters are rendered on the event loop, a few milliseconds at worst:
+ * markdown-it takes up to ~1.5 µs a character of a body written to be slow (`![[` repeated), so
+ * a body of the 1 MiB a request may carry would hold every other request for over a second.
+ */
+export const INLINE_CHARS = 4096
+
+/**
+ * Article bodies as HTML, kept per article with the text they were rendered from (a kept one
+ * counts only for that very text: exact whatever changed), so that a page built again (another
+ * reader, a parameter it does not read) renders nothing. A long body is rendered on a lane of
+ * its own (src/lane.ts), once however many readers wait for it.
+ */
+export function bodyRenderer(caches: Caches) {
+  const kept = caches.part<string, { source: string; html: string }>('bodies', (v) => (v.source.length + v.html.length) * 2)
+  const rendering = new Map<string, { source: string; html: Promise<string> }>()
+  let lane: Lane<string, string> | undefined
+  const keep = (slug: string, source: string, html: string, at: number) => kept.set(slug, { value: { source, html }, deps: [] }, at)
+  return {
+    /** The body of the article at `slug` as HTML. */
+    render(slug: string, body: string): Html | Promise<Html> {
+      const found = kept.get(slug)
+      if (found?.source === body) return trusted(found.html)
+      const at = caches.versions.clock
+      if (body.length <= INLINE_CHARS) {
+        const html = renderMarkdown(body)
+        keep(slug, body, html, at)
+        return trusted(html)
+      }
+      const under = rendering.get(slug)
+      if (under?.source === body) return under.html.then(trusted)
+      lane ??= new Lane(workerModule('web/markdown-worker.ts'))
+      const html = lane.ask(body)
+      rendering.set(slug, { source: body, html })
+      const done = () => {
+        if (rendering.get(slug)?.html === html) rendering.delete(slug)
+      }
+      html.then(done, done)
+      return html.then((h) => {
+        keep(slug, body, h, at)
+        return trusted(h)
+      })
+    },
+    close(): void {
+      lane?.close()
+    },
+  }
+}
+export type BodyRenderer = ReturnType<typeof bodyRenderer>

@@ -637,7 +637,7 @@ describe('cache budgets', () => {
   })
 
   test('add up to CACHE_BUDGET_MB, and CACHE_MB scales them', () => {
-    expect(Object.keys(BUDGETS).length).toBe(11)
+    expect(Object.keys(BUDGETS).length).toBe(12)
     expect(Math.round(budgets(1))).toBe(CACHE_BUDGET_MB)
     expect(Math.round(budgets(0.5))).toBe(CACHE_BUDGET_MB / 2)
     expect(Math.round(budgets(2))).toBe(CACHE_BUDGET_MB * 2)

@@ -23,7 +23,7 @@ skipIf(why.sqlitePass).describe('Dockerfile', () => {
   test('builds with the same script CI runs', () => {
     expect(lines.some((l) => /^RUN bun run build\b/.test(l))).toBe(true)
     expect(pkg.scripts.build).toContain(
-      'bun build --compile --bytecode --minify src/main.ts src/articles/list-worker.ts --outfile dist/conduit',
+      'bun build --compile --bytecode --minify src/main.ts src/articles/list-worker.ts src/web/markdown-worker.ts --outfile dist/conduit',
     )
   })
 

@@ -9,6 +9,7 @@ import { LEAN_BELOW_BYTES } from '../../src/cli/runtime.ts'
 import { environment, memoryLimit } from '../../src/config.ts'
 import {
   api,
+  buildBinaryAway,
   freePort,
   installBinary,
   newCredentials,
@@ -363,11 +364,39 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     }
   }, 60_000)
 
+  test('its workers are its own entry points: built from a tree removed after, it reads a list on the slow lane and renders a long body', async () => {
+    const away = await buildBinaryAway()
+    const server = await startServer(away, { env: { HOST: '127.0.0.1' } })
+    try {
+      // two values of a filter always go to the slow lane (src/articles/list-sqlite.ts)
+      const list = await api(server.url, 'GET', '/api/articles?tag=a&tag=b')
+      expect({ status: list.status, body: list.body }).toEqual({ status: 200, body: { articles: [], articlesCount: 0 } })
+      const user = await register(server.url)
+      const body = 'A paragraph of *Markdown*.\n\n'.repeat(300)
+      const made = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'Long', description: 'd', body } },
+      })
+      const page = await fetch(`${server.url}/article/${made.body.article.slug}`, { headers: { accept: 'text/html' } })
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('<p>A paragraph of <em>Markdown</em>.</p>')
+      expect(server.stdout()).not.toContain('ERROR')
+    } finally {
+      await server.stop()
+    }
+  }, 120_000)
+
   test('/ and /api answer over HTTP: the web app (or, WEB_APP=false, a page about the API) for a browser, JSON for a program, HEAD without a body', async () => {
     const site = await startServer(binary())
     const home = await fetch(`${site.url}/`, { headers: { accept: 'text/html,*/*;q=0.8' } })
     expect({ status: home.status, type: home.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' })
     expect(await home.text()).toContain('<a class="navbar-brand" href="/">conduit</a>')
+    // the page a browser had does not answer a program that asks for JSON
+    const json = await fetch(`${site.url}/`, { headers: { accept: 'application/json' } })
+    expect({ type: json.headers.get('content-type'), name: ((await json.json()) as { name: string }).name }).toEqual({
+      type: 'application/json; charset=utf-8',
+      name: 'conduit',
+    })
     expect((await site.stop()).code).toBe(0)
     const server = await startServer(binary(), { env: { WEB_APP: 'false' } })
     const get = (path: string, accept: string, method = 'GET') => fetch(`${server.url}${path}`, { method, headers: { accept } })

@@ -408,6 +408,9 @@ describe('the web app in Chromium', () => {
       expect(await page.locator('textarea[name="bio"]').inputValue()).toBe('\nline one\nline two')
       await Promise.all([page.waitForURL('**/profile/**'), page.click('button:has-text("Update Settings")')])
       expect({ page: here(), user: await me() }).toEqual({ page: '/profile/ada', user: userBefore })
+      // shown with its line breaks, as a comment is (below): what the layout shows, so innerText
+      // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked
+      expect((await page.locator('.user-info p').innerText()).trim()).toBe('line one\nline two')
 
       // a refused comment comes back as typed, its first newline too; a posted one is stored with LF
       await visit(page, site, `/article/${a.slug}`)
@@ -419,6 +422,8 @@ describe('the web app in Chromium', () => {
       await Promise.all([page.waitForURL(site.url(`/article/${a.slug}`)), page.click('button:has-text("Post Comment")')])
       const comments = (await site.app.request('GET', `/api/articles/${a.slug}/comments`)).body.comments
       expect(comments.map((c: { body: string }) => c.body)).toEqual(['\nfirst line\nsecond line\n'])
+      // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked
+      expect((await page.locator('.card-text', { hasText: 'first line' }).innerText()).trim()).toBe('first line\nsecond line')
 
       expect({ dialogs: w.dialogs, pageErrors: w.pageErrors, foreign: w.foreign }).toEqual({ dialogs: [], pageErrors: [], foreign: [] })
       await context.close()

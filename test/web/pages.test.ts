@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { Config } from '../../src/config.ts'
+import { INLINE_CHARS, renderMarkdown } from '../../src/web/markdown.ts'
 import { SESSION_COOKIE, sessionCookie } from '../../src/web/session.ts'
 import { type TestApp, testApp } from '../support/app.ts'
 import { addComment, favorite, follow } from '../support/conduit.ts'
@@ -156,8 +157,17 @@ describe('the web app over HTTP', () => {
       const res = await get(app, path, { session })
       expect({ path, status: res.status, says: shown(res.text).includes(words) }).toEqual({ path, status: 404, says: true })
     }
-    const head = await request(app, 'HEAD', '/', undefined)
-    expect({ status: head.status, text: head.text }).toEqual({ status: 200, text: '' })
+    // HEAD: no body, the GET's length (built, then kept)
+    for (const path of ['/login', '/login', '/']) {
+      const head = await request(app, 'HEAD', path, undefined)
+      const length = Buffer.byteLength((await get(app, path)).text)
+      expect({ path, status: head.status, text: head.text, length: head.headers.get('content-length') }).toEqual({
+        path,
+        status: 200,
+        text: '',
+        length: String(length),
+      })
+    }
     const other = await request(app, 'PUT', '/login', 'x=1', { headers: { 'sec-fetch-site': 'same-origin' } })
     expect(other.status).toBe(405)
     // the names of an object's built-in properties are no files
@@ -636,9 +646,9 @@ describe('pages are kept, and dropped, as exactly as the API’s answers', () =>
     const { app, ada, slug } = await site()
     await twice(app, `/article/${slug}`)
     await twice(app, `/article/${slug}`, ada.token)
-    expect(app.app.caches.responses.get(`/article/${slug}`)).toBeDefined()
+    expect(app.app.caches.responses.get(`page /article/${slug}`)).toBeDefined()
     const id = (await app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', ada.username))!.id
-    expect(app.app.caches.viewerResponses.get(`${id} /article/${slug}`)).toBeDefined()
+    expect(app.app.caches.viewerResponses.get(`${id} page /article/${slug}`)).toBeDefined()
   })
 
   test('a page is kept only under the parameters it reads: made-up ones do not fill the cache', async () => {
@@ -655,6 +665,47 @@ describe('pages are kept, and dropped, as exactly as the API’s answers', () =>
       }
     }
     expect(size()).toBe(kept)
+  })
+
+  test('an article’s body is rendered once per text: other readers, made-up parameters and an edit', async () => {
+    const { app, ada, bob, slug } = await site()
+    const bodies = app.app.caches.named<string, { source: string; html: string }>('bodies')
+    const rendered = () => bodies.misses
+    await get(app, `/article/${slug}`)
+    const once = rendered()
+    for (let i = 0; i < 5; i++) {
+      for (const session of [undefined, ada.token, bob.token]) {
+        const page = await get(app, `/article/${slug}?x=${i}`, { session })
+        expect(page.text).toContain('<p>Some <em>text</em>.</p>')
+      }
+    }
+    expect(rendered()).toBe(once)
+    // the kept HTML counts only for the text it was rendered from
+    await app.request('PUT', `/api/articles/${slug}`, { token: ada.token, body: { article: { body: 'Other **text**.' } } })
+    const edited = await get(app, `/article/${slug}?x=after`, { session: bob.token })
+    expect(edited.text).toContain('<p>Other <strong>text</strong>.</p>')
+    expect(edited.text).not.toContain('Some <em>text</em>')
+  })
+
+  test(`a body longer than ${INLINE_CHARS} characters is rendered on its lane, as on the event loop, and kept`, async () => {
+    const { app, ada, bob } = await site()
+    const long = `# Long\n\n${'A paragraph with a [link](https://example.com/) and *emphasis*.\n\n'.repeat(120)}<script>x</script>`
+    expect(long.length).toBeGreaterThan(INLINE_CHARS)
+    const article = await createArticle(app, ada.token, { title: 'A long one', body: long })
+    const bodies = app.app.caches.named('bodies')
+    const pages = await Promise.all(
+      [undefined, ada.token, bob.token, undefined].map((session, i) => get(app, `/article/${article.slug}?r=${i}`, { session })),
+    )
+    const html = renderMarkdown(long)
+    expect(html).toContain('&lt;script&gt;')
+    for (const page of pages) {
+      expect(page.status).toBe(200)
+      expect(page.text).toContain(html)
+    }
+    // four readers at once, then a fifth served what was kept
+    expect(bodies.size).toBe(1)
+    expect((await get(app, `/article/${article.slug}?r=next`)).text).toContain(html)
+    expect(bodies.hits).toBeGreaterThan(0)
   })
 
   test('every kind of write is on the next page load, for the reader who made it and for everyone else', async () => {

@@ -6,7 +6,7 @@ import { type Ctx, type Outcome, redirect, use } from '../context.ts'
 import { textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { articlePath, avatar, date, profilePath } from '../layout.ts'
-import { markdown } from '../markdown.ts'
+import type { BodyRenderer } from '../markdown.ts'
 import {
   type ArticleJson,
   articleMeta,
@@ -23,6 +23,7 @@ import { orMissing } from './not-found.ts'
 interface Deps {
   articles: ArticleReads
   comments: CommentReads
+  bodies: BodyRenderer
 }
 
 /** A comment the API refused: its error lines, and what was typed, shown again in the form. */
@@ -35,7 +36,7 @@ interface RefusedComment {
  * `/article/:slug`: the article, its body rendered from Markdown, its comments and the form to add
  * one (with a refused comment's errors and text, after a post).
  */
-export function articlePage({ articles, comments }: Deps) {
+export function articlePage({ articles, comments, bodies }: Deps) {
   return async (ctx: Ctx, refused?: RefusedComment): Promise<Outcome & { kind: 'page' }> => {
     const slug = ctx.params.slug!
     const [article, commentList] = await orMissing(
@@ -45,6 +46,7 @@ export function articlePage({ articles, comments }: Deps) {
     const a = use<{ article: ArticleJson }>(ctx, article).article
     const list = use<{ comments: CommentJson[] }>(ctx, commentList).comments
     const here = articlePath(a.slug)
+    const body = await bodies.render(a.slug, a.body ?? '')
     const mine = ctx.viewer?.username === a.author.username
     const signedIn = ctx.viewer !== null
     const actions = mine
@@ -75,7 +77,7 @@ ${articleMeta(a, actions)}
 <div class="container page">
 <div class="row article-content">
 <div class="col-md-12">
-${markdown(a.body ?? '')}
+${body}
 ${tagList(a.tagList, true)}
 </div>
 </div>
