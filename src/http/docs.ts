@@ -56,6 +56,9 @@ const page = SwaggerUIRender(info, {
   autoDarkMode: false,
 })
 
+/** The page's one inline script (the bootstrap), as the CSP allows it: by its hash, so no other inline script runs. */
+export const DOCS_SCRIPT_HASH = `'sha256-${new Bun.CryptoHasher('sha256').update(/<script>([\s\S]*?)<\/script>/.exec(page)![1]!).digest('base64')}'`
+
 /**
  * Swagger UI at /swagger and the OpenAPI 3.1 document at /swagger/json, the
  * latter generated once from the route declarations (openapi.ts). Every

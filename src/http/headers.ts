@@ -1,7 +1,10 @@
+import { DOCS_SCRIPT_HASH } from './docs.ts'
+
 /**
- * Security headers on every response. API responses are JSON that no browser
- * should render or frame; the Swagger page needs its own inline bootstrap
- * script and styles, all served from this origin.
+ * Security headers of the API's responses and the docs'. API responses are
+ * JSON that no browser should render or frame; the Swagger page runs its own
+ * inline bootstrap script (allowed by its hash alone) and inline styles, all
+ * served from this origin. The site's pages have their own (src/web/index.ts).
  */
 const common = {
   'x-content-type-options': 'nosniff',
@@ -11,7 +14,7 @@ const common = {
 }
 const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 const SWAGGER_CSP =
-  "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
+  `default-src 'self'; script-src 'self' ${DOCS_SCRIPT_HASH}; style-src 'self' 'unsafe-inline'; ` +
   "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 const api = Object.freeze({ ...common, 'content-security-policy': API_CSP })
