@@ -50,7 +50,20 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   const corsPolicy = cors(config.corsOrigins)
   // the peer address of each request, noted where the server hands it over (see requestEntry)
   const peers = new WeakMap<Request, string>()
-  const clientAddress = (request: Request) => peerAddress(request, peers.get(request), config.trustProxy)
+  let proxySeen = false
+  const clientAddress = (request: Request) => {
+    // behind a proxy without TRUST_PROXY, every client is the proxy to the throttles: said once
+    if (!config.trustProxy && !proxySeen && request.headers.has('x-forwarded-for')) {
+      proxySeen = true
+      logger.warn(
+        'a request came through a proxy (X-Forwarded-For) but TRUST_PROXY is off: the throttles of sign-up and sign-in count every client behind it as one',
+        {
+          address: peers.get(request) ?? 'unknown',
+        },
+      )
+    }
+    return peerAddress(request, peers.get(request), config.trustProxy)
+  }
 
   // every feature composes itself on the store; what one needs of another is passed here
   const users = usersFeature({ store, caches, config, secret, clientAddress })

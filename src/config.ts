@@ -5,6 +5,7 @@
  */
 
 import { existsSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { totalmem } from 'node:os'
 import { dirname, resolve } from 'node:path'
 
@@ -109,10 +110,24 @@ type Env = Record<string, string | undefined>
 
 export function integer(name: string, raw: string, min: number, max: number): number {
   // a negative number is an integer, just out of range ("-0" is not a way to write 0)
-  if (!/^(\d+|-[1-9]\d*)$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`)
+  if (!/^(\d+|-[1-9]\d*)$/.test(raw)) throw new ConfigError(`${name} must be an integer, got ${JSON.stringify(raw)}`)
   const n = Number(raw)
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`)
   return n
+}
+
+/**
+ * The address to listen on: an IPv4 or IPv6 address (`[::1]` read as `::1`) or a host name. A
+ * port, a scheme or a blank (a CRLF env file's `\r`) would reach the resolver and come back as
+ * a lookup failure naming a host that looks right.
+ */
+export function hostAddress(name: string, raw: string): string {
+  const v = /^\[([0-9a-f:.]+)\]$/i.exec(raw)?.[1] ?? raw
+  if (isIP(v) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(v)) return v
+  const port = /^[^:]*:(\d+)$/.exec(v)
+  throw new ConfigError(
+    `${name} must be an address or a host name (0.0.0.0, ::, localhost), got ${JSON.stringify(raw)}${port ? `: give the port with ${name === 'HOST' ? 'PORT' : '--port'}` : ''}`,
+  )
 }
 
 /** The memory this process's host or container allows, in bytes: the cgroup's limit (Bun reads it) or the RAM. */
@@ -131,13 +146,13 @@ export function booleanWord(raw: string): boolean | undefined {
 
 function boolean(name: string, raw: string): boolean {
   const b = booleanWord(raw)
-  if (b === undefined) throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+  if (b === undefined) throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`)
   return b
 }
 
 function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
   const v = raw.trim().toLowerCase() as T
-  if (!allowed.includes(v)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+  if (!allowed.includes(v)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`)
   return v
 }
 
@@ -184,7 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   let s: string | undefined
   if ((s = v('PORT'))) c.port = integer('PORT', s, 0, 65535)
-  if ((s = v('HOST'))) c.host = s
+  if ((s = v('HOST'))) c.host = hostAddress('HOST', s)
   if ((s = v('DATABASE_PATH'))) c.databasePath = sqliteFile(s)
   if ((s = v('DATABASE_URL'))) setDatabase(c, s)
   if ((s = v('DATABASE_POOL_MAX'))) c.databasePoolMax = integer('DATABASE_POOL_MAX', s, 1, 1000)
@@ -249,6 +264,9 @@ function origin(entry: string): string {
   return url.origin
 }
 
+/** What a generated password most often needs. */
+const PERCENT_ENCODE = '; in a user or password, write % @ : / ? # as %25 %40 %3A %2F %3F %23'
+
 /** The `sslmode` values Bun's client takes (libpq's). */
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']
 
@@ -262,8 +280,11 @@ export function setDatabase(c: Config, value: string): void {
     let url: URL
     try {
       url = new URL(value)
+      // the client decodes them: a `%` that starts no escape failed there as "URI error"
+      decodeURIComponent(url.username)
+      decodeURIComponent(url.password)
     } catch {
-      throw new ConfigError('the PostgreSQL URL is not a valid URL (postgres://user:password@host:port/database)')
+      throw new ConfigError(`the PostgreSQL URL is not a valid URL (postgres://user:password@host:port/database)${PERCENT_ENCODE}`)
     }
     if (url.pathname.length <= 1)
       throw new ConfigError('the PostgreSQL URL names no database (postgres://user:password@host:port/database)')

@@ -9,7 +9,7 @@ import { HELP_HINT, UsageError } from './cli/errors.ts'
 import { type FailureContext, report } from './cli/report.ts'
 import { commandHelp, helpText, usageError } from './cli/help.ts'
 import { COMMANDS, commandOf } from './cli/registry.ts'
-import { ConfigError, environment, inMemory, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
+import { ConfigError, environment, hostAddress, inMemory, integer, loadConfig, redactUrl, setDatabase } from './config.ts'
 
 const HELP = helpText(COMMANDS, environment, version)
 /** The options that take a value, as typed: what follows one is its value, even `-1`. */
@@ -49,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
   if (flags.debug) config.logLevel = 'debug'
   debug = config.logLevel === 'debug'
   if (flags.port !== undefined) config.port = integer('--port', flags.port, 0, 65535)
-  if (flags.host !== undefined) config.host = flags.host
+  if (flags.host !== undefined) config.host = hostAddress('--host', flags.host)
   if (flags.db !== undefined) setDatabase(config, flags.db)
   if (flags.workers !== undefined) config.workers = integer('--workers', flags.workers, 1, 256)
   // only a server has a use for a database that lives and dies with it

@@ -55,5 +55,13 @@ export function said(flags: Flags, text: string, json: unknown): number {
   return 0
 }
 
+/**
+ * What a command changed, and where: an operator whose environment named another database than
+ * meant (a shell that read the service's env file otherwise than systemd does) sees it at once.
+ */
+export function wrote(flags: Flags, store: Store, text: string, json: unknown): number {
+  return said(flags, `${text} (in ${store.location})`, json)
+}
+
 /** `1 article`, `2 articles`. */
 export const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`

@@ -52,6 +52,11 @@ export function commandHelp(commands: readonly Command[], words: readonly string
     const name = c.name.split(' ')
     return words.every((w, i) => i >= name.length || name[i] === w)
   })
+  // `version` and `help` are words of main.ts, not commands: `conduit version --help` asks all the same
+  if (!named.length && words.length === 1 && words[0] === 'version')
+    return 'Usage:\n  conduit version  print the version, one line (also --version, -v)'
+  if (!named.length && words.length === 1 && words[0] === 'help')
+    return 'Usage:\n  conduit help [COMMAND]  what the commands do (also --help, -h)'
   if (!named.length) throw new UsageError(`unknown command "${words.join(' ')}"; see conduit --help`)
   return `Usage:
 ${columns(named.map((c): Row => [usageOf(c), c.summary])).join('\n')}

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { onPostgres } from '../support/backend.ts'
+import { redactUrl } from '../../src/config.ts'
 import { skipIf, why } from '../support/skip.ts'
 import {
   api,
@@ -49,6 +50,9 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     const r = await admin(args, stdin)
     expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: `${line}\n`, stderr: '' })
   }
+  /** A change's line ends with the database it changed (the password's URL, none here, redacted). */
+  const wrote = (args: string[], line: string, stdin?: string) =>
+    said(args, `${line} (in ${onPostgres ? redactUrl(database) : database})`, stdin)
   /** GETs `path` on both instances, `times` each: their caches hold it. */
   const warm = async (path: string, token?: string, times = 2) => {
     for (const s of [a, b]) for (let i = 0; i < times; i++) expect((await api(s.url, 'GET', path, { token })).status).toBe(200)
@@ -68,7 +72,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     for (const p of [`/api/articles/${spam.slug}`, `/api/articles?tag=${tag}`, '/api/articles', comments]) await warm(p, reader.token)
     await warm(`/api/articles/${spam.slug}`)
 
-    await said(['articles', 'delete', spam.slug], `deleted the article ${spam.slug} with its comments and favorites`)
+    await wrote(['articles', 'delete', spam.slug], `deleted the article ${spam.slug} with its comments and favorites`)
     await each(async (s) => {
       expect((await api(s.url, 'GET', `/api/articles/${spam.slug}`)).status).toBe(404)
       expect((await api(s.url, 'GET', `/api/articles/${spam.slug}`, { token: reader.token })).status).toBe(404)
@@ -99,7 +103,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     await warm('/api/user', lou.token, 3)
     await warm(`/api/articles/${made.body.article.slug}`, lou.token)
 
-    await said(['users', 'lock', lou.username], `locked ${lou.username}: its logins and every token issued before are refused`)
+    await wrote(['users', 'lock', lou.username], `locked ${lou.username}: its logins and every token issued before are refused`)
     await each(async (s) => {
       expect((await api(s.url, 'GET', '/api/user', { token: lou.token })).status).toBe(401)
       await expectReadAsAnyone(s.url, `/api/articles/${made.body.article.slug}`, lou.token)
@@ -111,7 +115,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     })
     await said(['users', 'lock', lou.username, '--json'], JSON.stringify({ username: lou.username, locked: true, changed: false }))
 
-    await said(['users', 'unlock', lou.username], `unlocked ${lou.username}: it may log in again`)
+    await wrote(['users', 'unlock', lou.username], `unlocked ${lou.username}: it may log in again`)
     await said(['users', 'unlock', lou.username, '--json'], JSON.stringify({ username: lou.username, locked: false, changed: false }))
     await each(async (s) => {
       const again = await login(s.url, lou, lou.password)
@@ -125,7 +129,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
   test('users password (from standard input): old tokens 401 on each instance, the new password logs in, the old one not', async () => {
     const pat = await register(b.url)
     await warm('/api/user', pat.token, 3)
-    await said(
+    await wrote(
       ['users', 'password', pat.username],
       `changed the password of ${pat.username}; every token issued before is refused`,
       'a new password\n',
@@ -232,7 +236,7 @@ describe(`conduit admin against two warm instances on one ${BACKEND} database`, 
     // an account that wrote nothing goes without the flag; the line says what went with it
     const quiet = await register(b.url)
     expect((await api(b.url, 'POST', `/api/profiles/${fan.username}/follow`, { token: quiet.token })).status).toBe(200)
-    await said(
+    await wrote(
       ['users', 'delete', quiet.username],
       `deleted the account ${quiet.username}, with 0 articles, 0 comments, 0 favorites and 1 follow`,
     )

@@ -42,6 +42,26 @@ describe('the access log', () => {
   })
 })
 
+describe('a proxy TRUST_PROXY does not name', () => {
+  test('is said once, at the first sign-up or sign-in that came through one; with TRUST_PROXY, never', async () => {
+    for (const trustProxy of [false, true]) {
+      const { store } = await testDatabase()
+      const lines: Record<string, unknown>[] = []
+      const logger = createLogger('json', 'warn', (l) => lines.push(JSON.parse(l)))
+      const app = await createApp({ store, config: testConfig({ trustProxy }), logger })
+      for (const [i, forwarded] of [undefined, '203.0.113.1', '203.0.113.2'].entries()) {
+        const headers: Record<string, string> = { 'content-type': 'application/json' }
+        if (forwarded) headers['x-forwarded-for'] = forwarded
+        const user = { username: `proxied${i}`, email: `proxied${i}@example.com`, password: 'password1234' }
+        const res = await app.handle(new Request('http://localhost/api/users', { method: 'POST', headers, body: JSON.stringify({ user }) }))
+        expect(res.status).toBe(201)
+      }
+      const said = lines.filter((l) => String(l.msg).includes('TRUST_PROXY is off'))
+      expect({ trustProxy, said: said.length }).toEqual({ trustProxy, said: trustProxy ? 0 : 1 })
+    }
+  })
+})
+
 describe('the text format', () => {
   test('an error and its stack stay on the one line of their event', () => {
     const lines: string[] = []

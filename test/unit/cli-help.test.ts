@@ -89,6 +89,11 @@ describe('conduit COMMAND --help, conduit help COMMAND', () => {
     ])
   })
 
+  test('version and help, words of their own, have a help too', () => {
+    expect(commandHelp(COMMANDS, ['version'])).toBe('Usage:\n  conduit version  print the version, one line (also --version, -v)')
+    expect(commandHelp(COMMANDS, ['help'])).toBe('Usage:\n  conduit help [COMMAND]  what the commands do (also --help, -h)')
+  })
+
   test('words that name no command are a usage error', () => {
     expect(() => commandHelp(COMMANDS, ['nope'])).toThrow('unknown command "nope"; see conduit --help')
     expect(() => commandHelp(COMMANDS, ['admin', 'nope'])).toThrow('unknown command "admin nope"; see conduit --help')

@@ -133,6 +133,40 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: '70000' })).toThrow('PORT must be between 0 and 65535, got 70000')
   })
 
+  test("quotes the bad value as JSON: a CRLF file's \\r shows, and does not send the cursor back", () => {
+    expect(() => loadConfig({ PORT: '3000\r' })).toThrow('PORT must be an integer, got "3000\\r"')
+    expect(() => loadConfig({ TRUST_PROXY: 'maybe\r' })).toThrow('TRUST_PROXY must be true or false, got "maybe\\r"')
+    expect(() => loadConfig({ LOG_FORMAT: 'xml' })).toThrow('LOG_FORMAT must be one of text, json, got "xml"')
+  })
+
+  test('reads HOST as an address or a host name (IPv6 with or without brackets), and refuses anything else', () => {
+    for (const [raw, host] of [
+      ['0.0.0.0', '0.0.0.0'],
+      ['::', '::'],
+      ['[::1]', '::1'],
+      ['fe80::1', 'fe80::1'],
+      ['localhost', 'localhost'],
+      ['conduit-1.internal', 'conduit-1.internal'],
+    ] as const)
+      expect({ raw, host: loadConfig({ HOST: raw }).host }).toEqual({ raw, host })
+    expect(() => loadConfig({ HOST: '0.0.0.0:3000' })).toThrow(
+      'HOST must be an address or a host name (0.0.0.0, ::, localhost), got "0.0.0.0:3000": give the port with PORT',
+    )
+    for (const raw of ['0.0.0.0\r', ' 0.0.0.0', 'http://0.0.0.0', '[::1]:3000', 'a_b', '-x'])
+      expect(() => loadConfig({ HOST: raw })).toThrow(
+        `HOST must be an address or a host name (0.0.0.0, ::, localhost), got ${JSON.stringify(raw)}`,
+      )
+  })
+
+  test('a PostgreSQL URL whose password needs percent-encoding says how; encoded, it is taken', () => {
+    for (const password of ['50%off', 'a#b', 'a/b', 'a?b'])
+      expect(() => loadConfig({ DATABASE_URL: `postgres://u:${password}@127.0.0.1:5432/db` })).toThrow(
+        'the PostgreSQL URL is not a valid URL (postgres://user:password@host:port/database); in a user or password, write % @ : / ? # as %25 %40 %3A %2F %3F %23',
+      )
+    const url = 'postgres://u:50%25off%23%2F@127.0.0.1:5432/db'
+    expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url)
+  })
+
   test('rejects a JWT_SECRET shorter than 32 characters and accepts one of 32', () => {
     expect(() => loadConfig({ JWT_SECRET: 's'.repeat(31) })).toThrow(ConfigError)
     expect(() => loadConfig({ JWT_SECRET: 's'.repeat(31) })).toThrow('JWT_SECRET must be at least 32 characters')

@@ -1,7 +1,7 @@
 import { ADMIN } from '../../auth/actor.ts'
 import { articlesOn } from '../../articles/index.ts'
 import { commentsOn } from '../../comments/index.ts'
-import { ADMIN_OPTIONS, DB_USAGE, found, said, withStore } from '../admin.ts'
+import { ADMIN_OPTIONS, DB_USAGE, found, withStore, wrote } from '../admin.ts'
 import type { Command } from '../command.ts'
 import { UsageError } from '../errors.ts'
 
@@ -17,7 +17,7 @@ const deleteArticle: Command = {
     withStore(input.config, async (store) => {
       const [slug] = input.args as [string]
       await found(() => articlesOn(store).writes.delete(ADMIN, slug), `${input.name}: no article "${slug}" in ${store.location}`)
-      return said(input.flags, `deleted the article ${slug} with its comments and favorites`, { slug, deleted: true })
+      return wrote(input.flags, store, `deleted the article ${slug} with its comments and favorites`, { slug, deleted: true })
     }),
 }
 
@@ -37,7 +37,7 @@ const deleteComment: Command = {
         () => commentsOn(store).writes.deleteById(ADMIN, id),
         `${input.name}: no comment ${raw} in ${store.location}`,
       )
-      return said(input.flags, `deleted comment ${id} of the article ${slug}`, { id, article: slug, deleted: true })
+      return wrote(input.flags, store, `deleted comment ${id} of the article ${slug}`, { id, article: slug, deleted: true })
     })
   },
 }

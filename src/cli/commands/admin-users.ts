@@ -7,7 +7,7 @@ import { usersOn } from '../../users/index.ts'
 import type { Account } from '../../users/store.ts'
 import { usernameKey } from '../../names.ts'
 import { AccountHasContent } from '../../users/writes.ts'
-import { ADMIN_OPTIONS, count, DB_USAGE, found, said, withStore } from '../admin.ts'
+import { ADMIN_OPTIONS, count, DB_USAGE, found, said, withStore, wrote } from '../admin.ts'
 import type { Command, CommandInput } from '../command.ts'
 import { CliError, UsageError } from '../errors.ts'
 import { passwordProblem, readPassword } from '../password-input.ts'
@@ -132,7 +132,7 @@ const password = onAccount(
     if (problem) throw new UsageError(`${input.name}: ${problem}; nothing changed`)
     const hash = await passwordHasher(input.config.passwordHash).hash(clear)
     const a = await found(() => usersOn(store).writes.setPassword(ADMIN, username, hash), noUser(input, store, username))
-    return said(input.flags, `changed the password of ${a.username}; every token issued before is refused`, {
+    return wrote(input.flags, store, `changed the password of ${a.username}; every token issued before is refused`, {
       username: a.username,
       passwordChanged: true,
     })
@@ -157,7 +157,7 @@ const locking = (locked: boolean): Command =>
         : a.changed
           ? `unlocked ${a.username}: it may log in again`
           : `${a.username} was not locked`
-      return said(input.flags, text, { username: a.username, locked, changed: a.changed })
+      return wrote(input.flags, store, text, { username: a.username, locked, changed: a.changed })
     },
   )
 
@@ -182,7 +182,7 @@ const remove = onAccount(
     })
     const gone = `${count(d.articles, 'article')}, ${count(d.comments, 'comment')}, ${count(d.favorites, 'favorite')} and ${count(d.follows, 'follow')}`
     const { articles, comments, favorites, follows } = d
-    return said(input.flags, `deleted the account ${d.username}, with ${gone}`, {
+    return wrote(input.flags, store, `deleted the account ${d.username}, with ${gone}`, {
       username: d.username,
       deleted: true,
       articles,
