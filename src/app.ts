@@ -41,8 +41,11 @@ export interface AppOptions {
 /**
  * Builds the whole service on a migrated store: the caches, the features'
  * reads and route declarations, and the two dispatchers derived from those
- * declarations (src/http/dispatch.ts). No listening, no timers, no global
- * state: every test builds its own app on its own database.
+ * declarations (src/http/dispatch.ts). No listening, no timers, and no
+ * global state but three a process shares by nature: the database counters
+ * of /metrics (db/stats.ts), PostgreSQL's request deadline
+ * (db/postgres/client.ts) and the web app's session-replacing requests
+ * (http/auth.ts). Every test builds its own app on its own database.
  */
 export async function createApp({ store, config, logger = silentLogger }: AppOptions) {
   const caches = createCaches(store.changes.versions, config.cacheMb / CACHE_BUDGET_MB)

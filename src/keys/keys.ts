@@ -18,8 +18,8 @@
  *   author's and its tags' lists, the tag list;
  * - article edit: the article; a new slug also its address; changed tags
  *   also those tags' lists and the tag list;
- * - article deleted: the article, its address, its comments, and every list
- *   (it may sit in anyone's `favorited=` list).
+ * - article deleted: the article, its address, its comments, every list
+ *   (it may sit in anyone's `favorited=` list) and the tag list.
  * No write changes another article's content.
  */
 /** A key is a number: its kind times 2^32, plus an id, or plus a 32-bit hash of a name. */

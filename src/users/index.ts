@@ -11,11 +11,11 @@ import { sqliteThrottle } from './throttle-sqlite.ts'
 import { tokens as createTokens } from './tokens.ts'
 import { userWrites } from './writes.ts'
 
-/** Accounts on the store's backend: their reads (SQL) and writes (the policies of writes.ts). The admin commands use these alone. */
+/** Accounts on the store's backend: their SQL reads, as the other features' `sql`, and writes (the policies of writes.ts). The admin commands use these alone. */
 export function usersOn(store: Store) {
   return perBackend(store.connection, {
-    sqlite: (c) => ({ reads: sqliteUserReads(c.db), writes: userWrites(c.writes(sqliteUserSql(c.db))) }),
-    postgres: (c) => ({ reads: postgresUserReads(c.sql), writes: userWrites(c.writes(postgresUserSql)) }),
+    sqlite: (c) => ({ sql: sqliteUserReads(c.db), writes: userWrites(c.writes(sqliteUserSql(c.db))) }),
+    postgres: (c) => ({ sql: postgresUserReads(c.sql), writes: userWrites(c.writes(postgresUserSql)) }),
   })
 }
 
@@ -39,14 +39,14 @@ interface Deps {
  * throttles, whose expired windows the store's housekeeping sweeps.
  */
 export function usersFeature({ store, caches, config, secret, clientAddress }: Deps) {
-  const { reads, writes } = usersOn(store)
+  const { sql, writes } = usersOn(store)
   const throttle = throttleOn(store)
   store.upkeep(() => throttle.purge(Date.now(), MAX_THROTTLE_ROWS))
-  const tokens = createTokens(secret, config.tokenTtlSeconds, reads, caches)
+  const tokens = createTokens(secret, config.tokenTtlSeconds, sql, caches)
   const loginGuard = loginThrottle(config.loginThrottle, throttle)
   const registrationGuard = registrationThrottle(config.registrationThrottle, throttle)
   const routes = userRoutes({
-    reads,
+    sql,
     writes,
     tokens,
     passwords: passwordHasher(config.passwordHash),
@@ -54,5 +54,5 @@ export function usersFeature({ store, caches, config, secret, clientAddress }: D
     registrationGuard,
     clientAddress,
   })
-  return { routes, reads, writes, tokens, throttles: { login: loginGuard.stats, registration: registrationGuard.stats } }
+  return { routes, sql, writes, tokens, throttles: { login: loginGuard.stats, registration: registrationGuard.stats } }
 }

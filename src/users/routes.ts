@@ -9,7 +9,7 @@ import type { UserWrites } from './writes.ts'
 import { usernameKey } from '../names.ts'
 
 interface Deps {
-  reads: UserReadSql
+  sql: UserReadSql
   writes: UserWrites
   tokens: Tokens
   passwords: PasswordHasher
@@ -24,7 +24,7 @@ const invalidLogin = () => new HttpError(401, { credentials: ['invalid'] })
 const lockedAccount = () => new HttpError(403, { account: ['is locked'] })
 
 /** Users and authentication: POST /users, POST /users/login, GET and PUT /user. */
-export function userRoutes({ reads, writes, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps): Route[] {
+export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registrationGuard, clientAddress }: Deps): Route[] {
   const tag = 'User and Authentication'
   const present = (u: UserRow) => ({
     user: { email: u.email, token: tokens.issue(u), username: u.username, bio: u.bio, image: u.image },
@@ -69,7 +69,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
         const { email, password } = body.user
         const address = clientAddress(request)
         await loginGuard.attempt(email, address)
-        const found = await reads.credentialsByEmail(email)
+        const found = await sql.credentialsByEmail(email)
         const ok = found ? await passwords.verify(password, found.password_hash) : await passwords.burn(password)
         if (!found || !ok) throw invalidLogin()
         // the password was right: not a failure to count against the throttle's budget
@@ -88,7 +88,7 @@ export function userRoutes({ reads, writes, tokens, passwords, loginGuard, regis
       summary: 'Current user',
       tag,
       handle: async ({ viewer }) => {
-        const user = await reads.byId(viewer.id)
+        const user = await sql.byId(viewer.id)
         if (!user) throw notFound('user')
         return reply(present(user))
       },

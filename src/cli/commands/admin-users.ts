@@ -77,7 +77,7 @@ const list: Command = {
     return withStore(
       config,
       async (store) => {
-        const rows = await usersOn(store).reads.accounts(search, limit)
+        const rows = await usersOn(store).sql.accounts(search, limit)
         return said(flags, rows.length ? table(rows) : 'no accounts', { users: rows.map(accountJson) })
       },
       true,
@@ -92,7 +92,7 @@ const show = onAccount(
     summary: ['one account: its fields, whether it is locked, and how', 'many articles, comments, favorites, followers, followees'],
   },
   async (store, username, input) => {
-    const a = await usersOn(store).reads.account(usernameKey(username))
+    const a = await usersOn(store).sql.account(usernameKey(username))
     if (!a) throw new CliError(noUser(input, store, username))
     const fields: [string, string | number | null][] = [
       ['id', a.id],
@@ -126,7 +126,7 @@ const password = onAccount(
   },
   async (store, username, input) => {
     // asked for only once the account is known to exist
-    if (!(await usersOn(store).reads.account(usernameKey(username)))) throw new CliError(noUser(input, store, username))
+    if (!(await usersOn(store).sql.account(usernameKey(username)))) throw new CliError(noUser(input, store, username))
     const clear = await readPassword(input.name, `New password for ${username}: `)
     const problem = passwordProblem(clear)
     if (problem) throw new UsageError(`${input.name}: ${problem}; nothing changed`)
