@@ -191,6 +191,49 @@ export const environment = {
   TAIL_TRACE: 'benchmarks only: at stop, write where requests spent their time to this file (bench/tail.ts; default: unset)',
 } as const
 
+/**
+ * Variables set that this server does not read but one it reads is probably meant by (a typo,
+ * `DATABSE_URL`, or a guess at a name, `DATABASE_POOL_SIZE`), each with that one: unread, they
+ * would leave the default in silence (a new empty ./conduit.db). Names of four letters are
+ * too near other programs' (`PGPORT`, `HOSTNAME`) to guess at.
+ */
+export function misspelledVariables(env: Env = process.env): [given: string, meant: string][] {
+  const known = Object.keys(environment)
+  const out: [string, string][] = []
+  for (const given of Object.keys(env)) {
+    if (Object.hasOwn(environment, given) || !/^[A-Z][A-Z0-9_]{5,}$/.test(given)) continue
+    // a letter or two off; else a name cut short (SHUTDOWN_DELAY); else the same first two words (DATABASE_POOL_SIZE)
+    const words = (name: string) => name.split('_').slice(0, 2).join('_')
+    const rank = (name: string) => {
+      const d = editDistance(given, name)
+      if (d <= 2) return d
+      if (name.startsWith(given)) return 10
+      return given.includes('_') && words(given) === words(name) ? 20 + d : Number.POSITIVE_INFINITY
+    }
+    let best: [string, number] | undefined
+    for (const name of known) {
+      if (name.length < 6) continue
+      const r = rank(name)
+      if (r < Number.POSITIVE_INFINITY && (!best || r < best[1])) best = [name, r]
+    }
+    if (best) out.push([given, best[0]])
+  }
+  return out
+}
+
+/** Levenshtein's distance, with a swap of two neighbours as one edit (optimal string alignment). */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1)
+    }
+  return d[a.length]![b.length]!
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const c: Config = structuredClone(defaults)
   const v = (k: keyof typeof environment) => {

@@ -1,6 +1,6 @@
 import { type App, createApp } from './app.ts'
 import { WORKER_ENV } from './cluster.ts'
-import { type Config, defaults, memoryLimit } from './config.ts'
+import { type Config, defaults, memoryLimit, misspelledVariables } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { dbStats } from './db/stats.ts'
@@ -121,6 +121,9 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       memoryLimitMb: Math.round(memoryLimit() / 2 ** 20),
     })
   }
+  if (first)
+    for (const [given, meant] of misspelledVariables())
+      logger.warn(`${given} is not a variable conduit reads: did you mean ${meant}? (conduit --help lists them)`)
 
   let stopping: Promise<void> | undefined
   /** ends the shutdown delay early: a second signal (an operator's second Ctrl-C) */

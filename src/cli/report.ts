@@ -4,7 +4,7 @@ import { MigrationError } from '../db/migration-error.ts'
 import { connectProblem } from '../db/postgres/client.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { isListenError, listenFailure } from './diagnose/network.ts'
-import { isPostgresError, postgresFailure, URL_OPTION } from './diagnose/postgres.ts'
+import { isPostgresError, postgresFailure, privilegeHint, URL_OPTION } from './diagnose/postgres.ts'
 import { databaseFailure, isSqliteError } from './diagnose/sqlite.ts'
 import { CliError, EXIT_FAILURE, EXIT_USAGE, type ErrorLike, oneLine, reason, UsageError } from './errors.ts'
 
@@ -58,7 +58,11 @@ export async function explain(error: unknown, context: FailureContext): Promise<
     }
   }
   if (context.databaseUrl && isPostgresError(error)) {
-    return { line: `cannot use the PostgreSQL database ${context.databaseUrl}: ${reason(error as ErrorLike)}`, exitCode: EXIT_FAILURE }
+    const grant = (error as { errno?: unknown }).errno === '42501' ? `; ${privilegeHint(context.databaseUrl)}` : ''
+    return {
+      line: `cannot use the PostgreSQL database ${context.databaseUrl}: ${reason(error as ErrorLike)}${grant}`,
+      exitCode: EXIT_FAILURE,
+    }
   }
   if (error instanceof MigrationError) {
     const where = context.databaseUrl

@@ -364,6 +364,14 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
     }
   }, 60_000)
 
+  test('a variable it does not read, near one it reads, is named at start with the one meant; the default is used', async () => {
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABSE_URL: 'postgres://u@db.example/conduit' } })
+    const out = await server.waitForStdout((o) => o.includes('listening') && o.includes('did you mean'), 10_000).catch(() => server.stdout())
+    expect(out).toContain('WARN DATABSE_URL is not a variable conduit reads: did you mean DATABASE_URL? (conduit --help lists them)')
+    expect(out).toContain(`database=${join(server.dir, 'conduit.db')}`)
+    expect((await server.stop()).code).toBe(0)
+  }, 60_000)
+
   test('its workers are its own entry points: built from a tree removed after, it reads a list on the slow lane and renders a long body', async () => {
     const away = await buildBinaryAway()
     const server = await startServer(away, { env: { HOST: '127.0.0.1' } })

@@ -211,6 +211,36 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
     }
   }, 60_000)
 
+  test('a directory given as the database, whoever owns the one it is in (/tmp: root): 1, "it is a directory"', async () => {
+    for (const c of COMMANDS.filter(takesDatabase)) {
+      const option = invocation(c).pathOption ?? DB
+      for (const dir of [tempDir(), '/tmp']) {
+        const r = await mistake(invocation(c).args(dir))
+        expect({ command: c.name, ...r }).toEqual({
+          command: c.name,
+          code: 1,
+          line: `conduit: cannot open the database ${dir}: it is a directory, not a file; choose another file with ${option}`,
+        })
+      }
+    }
+  }, 60_000)
+
+  // (as root, / may be written)
+  skipIf(process.geteuid?.() === 0 && 'runs as a user who is not root').test(
+    'a new file in a directory of root this user may not write (started in /): 1, choose another directory, not "run as root"',
+    async () => {
+      for (const c of COMMANDS.filter((c) => invocation(c).creates)) {
+        const r = await mistake(invocation(c).args('conduit.db'), {}, '/')
+        expect({ command: c.name, ...r }).toEqual({
+          command: c.name,
+          code: 1,
+          line: `conduit: cannot create the database /conduit.db: directory / is not writable; choose a file in a writable directory with ${DB}`,
+        })
+      }
+    },
+    60_000,
+  )
+
   test('a database file that does not exist, for the commands that never create one: 1', async () => {
     for (const c of COMMANDS.filter((c) => takesDatabase(c) && !invocation(c).creates)) {
       const file = join(tempDir(), 'c.db')

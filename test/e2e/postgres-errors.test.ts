@@ -84,6 +84,23 @@ skipIf(why.postgresOnly).describe('PostgreSQL refusing the first start: one line
     }
   }, 60_000)
 
+  test('a role that may not create tables in the database (PostgreSQL 15+): the ALTER DATABASE to run; running it lets the binary start', async () => {
+    const [role, name] = [unique('conduit_guest'), unique('conduit_notmine')]
+    await admin((sql) => sql.unsafe(`CREATE ROLE ${role} LOGIN`))
+    await admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
+    try {
+      const line = failure(await migrate(shared({ user: role, database: name })))
+      expect(line).toContain('permission denied for schema public')
+      const alter = /ALTER DATABASE [^;]+;/.exec(line)?.[0]
+      expect(alter).toBe(`ALTER DATABASE ${name} OWNER TO ${role};`)
+      await admin((sql) => sql.unsafe(alter!))
+      expect((await migrate(shared({ user: role, database: name }))).code).toBe(0)
+    } finally {
+      await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+      await admin((sql) => sql.unsafe(`DROP ROLE IF EXISTS ${role}`))
+    }
+  }, 60_000)
+
   test('a role that does not exist: names it, and the CREATE ROLE (or createuser) to run', async () => {
     const role = unique('conduit_nobody')
     const line = failure(await migrate(shared({ user: role, password: SECRET })))

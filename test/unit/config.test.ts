@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { ConfigError, defaults, environment, integer, loadConfig, redactUrl } from '../../src/config.ts'
+import { ConfigError, defaults, environment, integer, loadConfig, misspelledVariables, redactUrl } from '../../src/config.ts'
 import { skipIf, why } from '../support/skip.ts'
 
 const SECRET_32 = 's'.repeat(32)
@@ -165,6 +165,34 @@ skipIf(why.sqlitePass).describe('loadConfig', () => {
       )
     const url = 'postgres://u:50%25off%23%2F@127.0.0.1:5432/db'
     expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url)
+  })
+
+  test("names the variable probably meant by one it does not read, and leaves other programs' alone", () => {
+    const env = {
+      DATABSE_URL: 'postgres://x/y',
+      DATABASE_POOL_SIZE: '5',
+      JWT_SCRET: 's',
+      JWT_SECRET_FILE: '/run/secrets/jwt',
+      LOGIN_THROTTLE_WINDOW: '60',
+      SHUTDOWN_DELAY: '3',
+      METRIC_TOKEN: 't',
+      // read, or not near enough to any (PGPORT is two letters from PORT, HOSTNAME four from HOST)
+      DATABASE_URL: 'conduit.db',
+      PGPORT: '5432',
+      HOSTNAME: 'box',
+      PATH: '/bin',
+      NODE_OPTIONS: '',
+      BUN_INSTALL: '/b',
+    }
+    expect(misspelledVariables(env)).toEqual([
+      ['DATABSE_URL', 'DATABASE_URL'],
+      ['DATABASE_POOL_SIZE', 'DATABASE_POOL_MAX'],
+      ['JWT_SCRET', 'JWT_SECRET'],
+      ['JWT_SECRET_FILE', 'JWT_SECRET'],
+      ['LOGIN_THROTTLE_WINDOW', 'LOGIN_THROTTLE_WINDOW_SECONDS'],
+      ['SHUTDOWN_DELAY', 'SHUTDOWN_DELAY_SECONDS'],
+      ['METRIC_TOKEN', 'METRICS_TOKEN'],
+    ])
   })
 
   test('rejects a JWT_SECRET shorter than 32 characters and accepts one of 32', () => {

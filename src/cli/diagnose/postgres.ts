@@ -55,6 +55,17 @@ export async function postgresFailure(problem: ConnectProblem, url: string, opti
   }
 }
 
+/**
+ * What a role refused a privilege needs (SQLSTATE 42501): since PostgreSQL 15 only a database's
+ * owner may create tables in its `public` schema, and the migrations create them.
+ */
+export function privilegeHint(url: string): string {
+  const u = new URL(url)
+  const role = decodeURIComponent(u.username) || 'postgres'
+  const database = decodeURIComponent(u.pathname.slice(1)) || role
+  return `only the database's owner may create its tables (PostgreSQL 15+): in psql as a superuser, ALTER DATABASE ${sqlName(database)} OWNER TO ${sqlName(role)};`
+}
+
 /** A name as psql takes it: bare when it is a plain lower-case identifier, else double-quoted. */
 const sqlName = (name: string) => (/^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`)
 /** A word as a shell takes it. */

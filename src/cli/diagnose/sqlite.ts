@@ -31,10 +31,13 @@ export function databaseFailure(e: ErrorLike, path: string, option = PATH_OPTION
   const code = String(e.code ?? '')
   const sqlite = oneLine(String(e.message ?? code))
   const hint = `choose another file with ${option}`
+  // (a directory given as the file fails as CANTOPEN, IOERR or READONLY, by who owns what is around it)
+  const problem = fileProblem(file)
+  if (problem) return cannotOpen(file, problem, option)
   if (code.startsWith('SQLITE_CANTOPEN')) {
-    const problem = fileProblem(file)
-    if (problem) return cannotOpen(file, problem, option)
-    const others = anotherUsers(`cannot open the database ${file}`, file)
+    // a new file in a directory of root's (`/`, `/usr/local`, the shell's directory): no owner to run as
+    const created = !existsSync(file) && statOf(dir)?.uid === 0
+    const others = created ? undefined : anotherUsers(`cannot open the database ${file}`, file)
     if (others) return others
     if (!existsSync(file)) {
       return `cannot create the database ${file}: directory ${dir} is not writable; choose a file in a writable directory with ${option}`
