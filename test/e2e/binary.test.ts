@@ -366,7 +366,9 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
 
   test('a variable it does not read, near one it reads, is named at start with the one meant; the default is used', async () => {
     const server = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABSE_URL: 'postgres://u@db.example/conduit' } })
-    const out = await server.waitForStdout((o) => o.includes('listening') && o.includes('did you mean'), 10_000).catch(() => server.stdout())
+    const out = await server
+      .waitForStdout((o) => o.includes('listening') && o.includes('did you mean'), 10_000)
+      .catch(() => server.stdout())
     expect(out).toContain('WARN DATABSE_URL is not a variable conduit reads: did you mean DATABASE_URL? (conduit --help lists them)')
     expect(out).toContain(`database=${join(server.dir, 'conduit.db')}`)
     expect((await server.stop()).code).toBe(0)
