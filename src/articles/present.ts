@@ -33,7 +33,8 @@ export function byCodePoint(a: string, b: string): number {
 }
 
 const s = JSON.stringify
-const iso = (ms: number) => s(new Date(ms).toISOString())
+/** A time as the contract's JSON writes it: an ISO 8601 string, quoted. */
+export const iso = (ms: number): string => s(new Date(ms).toISOString())
 
 /** The viewer-independent parts of an article (with `body` when the row has it). */
 export function articleParts(r: ArticleRow): ArticleParts {

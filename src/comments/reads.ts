@@ -1,14 +1,12 @@
-import { type Built, flat, type Parts, partOf } from '../cache/cache.ts'
+import { type Built, type Parts, partOf } from '../cache/cache.ts'
 import type { Caches, ViewerFlags } from '../cache/caches.ts'
 import { keys } from '../keys/keys.ts'
 import type { Body, Pieces } from '../cache/pieces.ts'
 import type { ArticleReads } from '../articles/reads.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
-import { authorEnd, profileHead } from '../profiles/present.ts'
-import type { CommentReadSql, CommentRow } from './store.ts'
-
-const s = JSON.stringify
-const iso = (ms: number) => s(new Date(ms).toISOString())
+import { authorEnd } from '../profiles/present.ts'
+import { commentHead } from './present.ts'
+import type { CommentReadSql } from './store.ts'
 
 /** One comment up to its author: `{"id":…,"body":…,"author":`, and whose it is. */
 interface CommentPart {
@@ -18,13 +16,6 @@ interface CommentPart {
 
 const COMMENTS = '{"comments":['
 const END = ']}'
-
-/** A comment up to its author: `{"id":…,"createdAt":…,"updatedAt":…,"body":…,"author":` */
-const commentHead = (c: CommentRow): string =>
-  flat(`{"id":${c.id},"createdAt":${iso(c.created_at)},"updatedAt":${iso(c.updated_at)},"body":${s(c.body)},"author":`)
-
-/** A comment as the contract's JSON, seen by a viewer who follows its author or not. */
-export const commentJson = (c: CommentRow, following: boolean) => `${commentHead(c)}${profileHead(c)}${following}}}`
 
 /**
  * An article's comments, cached per article (dropped by a comment added or

@@ -1,6 +1,7 @@
 import { SlugParams } from '../articles/schemas.ts'
 import { NO_CONTENT, type Route, reply, route } from '../http/route.ts'
-import { type CommentReads, commentJson } from './reads.ts'
+import { commentJson } from './present.ts'
+import type { CommentReads } from './reads.ts'
 import { CommentListResponse, CommentParams, CommentResponse, NewCommentBody, normalizeCommentBody } from './schemas.ts'
 import type { CommentWrites } from './writes.ts'
 

@@ -1,31 +1,13 @@
+import type { Article } from '../../articles/schemas.ts'
+import type { Comment } from '../../comments/schemas.ts'
+import type { Profile } from '../../profiles/schemas.ts'
 import { type Html, html } from '../html.ts'
 import { articlePath, avatar, date, profilePath } from '../layout.ts'
 
-/** An article as the API answers it (lists carry no body). */
-export interface ArticleJson {
-  slug: string
-  title: string
-  description: string
-  body?: string
-  tagList: string[]
-  createdAt: string
-  updatedAt: string
-  favorited: boolean
-  favoritesCount: number
-  author: ProfileJson
-}
-export interface ProfileJson {
-  username: string
-  bio: string | null
-  image: string | null
-  following: boolean
-}
-export interface CommentJson {
-  id: number
-  createdAt: string
-  body: string
-  author: ProfileJson
-}
+/** An article as the API answers it (lists carry no body): the routes' own schemas' types. */
+export type ArticleJson = Omit<typeof Article.static, 'body'> & { body?: string }
+export type ProfileJson = typeof Profile.static
+export type CommentJson = typeof Comment.static
 
 /** Articles on a page of a list. */
 export const PAGE_SIZE = 10
