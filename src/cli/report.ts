@@ -92,12 +92,27 @@ export async function report(error: unknown, context: FailureContext, debug: boo
   }))
   const usage = error instanceof UsageError || error instanceof ConfigError
   const hint = explained.unexpected && !debug ? ' (run with --debug for the stack)' : ''
+  const stack = debug && !usage ? stackOf(error) : ''
+  // a server whose log is JSON ends with a JSON line too: whatever reads its log reads that one
+  if (context.command === 'serve' && jsonLog()) {
+    console.error(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: 'error',
+        msg: `${explained.line}${hint}`,
+        ...(stack ? { error: stack } : {}),
+      }),
+    )
+    return explained.exitCode
+  }
   // (a string, never the error itself: Bun would print the minified source with it)
   console.error(`conduit: ${explained.line}${hint}`)
-  const stack = debug && !usage ? stackOf(error) : ''
   if (stack) console.error(stack)
   return explained.exitCode
 }
+
+/** LOG_FORMAT=json, as config.ts reads it: a failure may come before the settings were read, or be one of them. */
+const jsonLog = () => process.env.LOG_FORMAT?.trim().toLowerCase() === 'json'
 
 /** The stack of an error and its causes, without the source excerpt Bun's inspector adds. */
 function stackOf(error: unknown, depth = 0): string {

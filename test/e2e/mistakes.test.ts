@@ -402,6 +402,17 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
         expect({ workers, code: r.code, said: r.line.startsWith(start) ? start : r.line }).toEqual({ workers, code: 1, said: start })
       }
       expect(readdirSync(cwd)).toEqual([])
+      // a server logging JSON says it in JSON, as its last log line
+      const json = await runCli(binary(), ['serve', '--host', '127.0.0.1', '--port', String(taken.port), '--db', join(cwd, 'c.db')], {
+        env: { LOG_FORMAT: 'json' },
+        timeoutMs: 15_000,
+      })
+      const lines = json.stderr.trimEnd().split('\n')
+      expect({ code: json.code, lines: lines.length }).toEqual({ code: 1, lines: 1 })
+      expect(JSON.parse(lines[0]!)).toMatchObject({
+        level: 'error',
+        msg: `cannot listen on 127.0.0.1:${taken.port}: the port is already in use; stop the other server or choose another port with --port or PORT`,
+      })
     } finally {
       taken.stop(true)
     }
