@@ -1,7 +1,7 @@
 import type { Caches } from '../cache/caches.ts'
 import { perBackend, type Store } from '../db/store.ts'
 import type { ProfileReads } from '../profiles/reads.ts'
-import { postgresLists } from './list-postgres.ts'
+import { postgresListStore } from './list-postgres.ts'
 import { sqliteListStore } from './list-sqlite.ts'
 import { postgresArticleReads, postgresArticleSql } from './postgres.ts'
 import { articleReads } from './reads.ts'
@@ -30,7 +30,7 @@ export function articlesOn(store: Store) {
     },
     postgres: (c) => ({
       sql: postgresArticleReads(c.sql),
-      lists: postgresLists(c.sql),
+      lists: postgresListStore(c.sql),
       writes: articleWrites(c.writes(postgresArticleSql)),
     }),
   })

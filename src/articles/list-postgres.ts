@@ -111,7 +111,7 @@ export const PG_FEED = `WITH s AS (SELECT
     },
   )} AS ids FROM s`
 
-export function postgresLists(sql: SQL): ListStore {
+export function postgresListStore(sql: SQL): ListStore {
   const run = (text: string, params: unknown[]) =>
     read(async () => {
       const [row] = await sql.unsafe(text, params as never[])

@@ -116,7 +116,7 @@ interface Planned {
  * the end costs nothing. `plan` says what a page may cost before reading
  * it, so the caller can keep expensive pages off the event loop.
  */
-export function sqliteLists(db: Database) {
+export function sqliteListPlans(db: Database) {
   // The page statements are a small fixed set (about 15 texts). bun:sqlite's
   // own cache keeps only the 20 most recent texts, so each is kept here.
   const prepared = new Map<string, Statement<unknown, [Params]>>()
@@ -190,7 +190,7 @@ export function sqliteListStore(
   db: Database,
   slowLane?: { page(f: ListFilters, p: Page): Promise<PageIds>; feed(v: number, p: Page): Promise<PageIds> },
 ): ListStore {
-  const lists = sqliteLists(db)
+  const lists = sqliteListPlans(db)
   return {
     page(filters, page) {
       const planned = lists.planPage(filters, page)

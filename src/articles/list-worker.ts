@@ -6,17 +6,17 @@
 import { openDatabase } from '../db/sqlite/open.ts'
 import { serveLane } from '../lane.ts'
 import type { ListFilters, Page } from './list-store.ts'
-import { sqliteLists } from './list-sqlite.ts'
+import { sqliteListPlans } from './list-sqlite.ts'
 
 export type SlowRequest = { kind: 'page'; filters: ListFilters; page: Page } | { kind: 'feed'; viewerId: number; page: Page }
 
-let lists: ReturnType<typeof sqliteLists> | undefined
+let lists: ReturnType<typeof sqliteListPlans> | undefined
 
 serveLane(
   (m: SlowRequest) => (m.kind === 'page' ? lists!.planPage(m.filters, m.page) : lists!.planFeed(m.viewerId, m.page)).run(),
   (path: string) => {
     const db = openDatabase(path)
     db.run('PRAGMA query_only = ON')
-    lists = sqliteLists(db)
+    lists = sqliteListPlans(db)
   },
 )

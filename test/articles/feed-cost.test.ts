@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { Database } from 'bun:sqlite'
 import { FEED_CHOICES, type FeedChoice, feedChoice, MERGE_OVERHEAD_ROWS, NUMBERS } from '../../src/articles/list-cost.ts'
-import { PG_FEED, pgFeedChoice, postgresLists } from '../../src/articles/list-postgres.ts'
+import { PG_FEED, pgFeedChoice, postgresListStore } from '../../src/articles/list-postgres.ts'
 import { FEED_NEWEST_OF_AUTHOR, FEED_WALK, SINGLE, sqliteListStore } from '../../src/articles/list-sqlite.ts'
 import type { ListStore, Page } from '../../src/articles/list-store.ts'
 import { migrate } from '../../src/db/sqlite/migrate.ts'
@@ -130,7 +130,7 @@ async function postgresObserved(): Promise<Observed> {
   const aliases: Record<string, FeedChoice> = { merged: 'merge', walked: 'walk', sorted: 'sort' }
   return {
     q,
-    store: postgresLists(sql),
+    store: postgresListStore(sql),
     async ran(viewer, page) {
       const [row] = await sql.unsafe(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ${PG_FEED}`, [
         viewer,
