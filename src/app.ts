@@ -10,7 +10,7 @@ import { peerAddress } from './http/access-log.ts'
 import { parseJsonBody, tooLarge } from './http/body.ts'
 import { cors } from './http/cors.ts'
 import { compile, fastRoutes, registerRoutes } from './http/dispatch.ts'
-import { DOCS_TEMPLATES, docs } from './http/docs.ts'
+import { DOCS_PAGE, DOCS_TEMPLATES, docs } from './http/docs.ts'
 import { requestEntry } from './http/entry.ts'
 import { errorEnvelope } from './http/error-envelope.ts'
 import { exits } from './http/exit.ts'
@@ -18,9 +18,9 @@ import { home, wantsHtml } from './http/home.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
 import { ResponseCache } from './http/responses.ts'
-import { API_PREFIX, pathOf } from './http/url.ts'
+import { API_PREFIX, HEALTH_PATH, pathOf, READY_PATH } from './http/url.ts'
 import { type Logger, silentLogger } from './log.ts'
-import { metricsEndpoint } from './metrics/endpoint.ts'
+import { METRICS_PATH, metricsEndpoint } from './metrics/endpoint.ts'
 import { ROUTE } from './metrics/http.ts'
 import { ServiceMetrics } from './metrics/service.ts'
 import { profilesFeature } from './profiles/index.ts'
@@ -29,8 +29,10 @@ import { usersFeature } from './users/index.ts'
 import { apiClient } from './web/api.ts'
 import { webFeature } from './web/index.ts'
 
-/** The paths the framework answers whether or not the web app is on: the API, its docs and the probes. */
-const OUTSIDE_WEB = /^\/(api(\/|$)|swagger(\/|$)|health$|ready$|metrics$)/
+/** The paths the framework answers whether or not the web app is on: the API, its docs, the probes and the metrics. */
+const OUTSIDE_WEB = new RegExp(
+  `^(${[API_PREFIX, DOCS_PAGE].map((p) => `${p}(/|$)`).join('|')}|${[HEALTH_PATH, READY_PATH, METRICS_PATH].map((p) => `${p}$`).join('|')})`,
+)
 
 export interface AppOptions {
   store: Store
@@ -128,8 +130,8 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
       headers['content-type'] = JSON_CONTENT_TYPE
       return new Response(JSON.stringify(responseValue), { status: set.status as number, headers })
     })
-    .get('/health', () => ({ status: 'ok' }))
-    .get('/ready', async ({ set }) => {
+    .get(HEALTH_PATH, () => ({ status: 'ok' }))
+    .get(READY_PATH, async ({ set }) => {
       if (draining) {
         set.status = 503
         return { status: 'shutting down' }

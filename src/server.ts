@@ -11,7 +11,7 @@ import { DOCS_PAGE } from './http/docs.ts'
 import { errorAnswer } from './http/error-envelope.ts'
 import { securityHeaders } from './http/headers.ts'
 import { REQUEST_ID, requestIds } from './http/request-id.ts'
-import { pathOf, serverOrigin } from './http/url.ts'
+import { HEALTH_PATH, pathOf, serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { linkWorker } from './metrics/workers.ts'
 import { trace } from './trace.ts'
@@ -55,7 +55,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   const corsPolicy = cors(config.corsOrigins)
   const earlyHeaders = (request: Request) => ({ ...securityHeaders('/'), ...corsPolicy.headers(request), [REQUEST_ID]: ids(request) })
   const earlyAnswer = (request: Request) =>
-    (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === '/health'
+    (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === HEALTH_PATH
       ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...earlyHeaders(request) } })
       : errorAnswer(STARTING, { headers: earlyHeaders(request) })
   const listen = () =>
@@ -97,7 +97,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   }
   // one process per database keeps it up, and says what the processes run with: the single process, or worker 1
   const first = worker === undefined || worker === '1'
-  const upkeep = first ? store.startUpkeep(logger) : undefined
+  const checkpoints = first ? store.startCheckpoints(logger) : undefined
   const maintenance = setInterval(() => {
     store.maintain().catch((e) => logger.warn('maintenance failed', { error: String(e) }))
   }, MAINTENANCE_MS)
@@ -166,7 +166,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         // queries still run: closing the pool under them would fail them ("database unavailable",
         // a write included). They get what is left of the same grace.
         while (dbStats.inFlight > 0 && performance.now() < graceEnd) await Bun.sleep(5)
-        await upkeep?.stop()
+        await checkpoints?.stop()
         try {
           await store.close()
         } catch (e) {

@@ -2,7 +2,7 @@ import { usernameKey } from '../names.ts'
 import type { ListFilters, Page } from './list-store.ts'
 
 /** What the list and feed queries mean, once validated (their schemas: schemas.ts; how a query is read: src/http/query.ts). */
-export const MAX_LIMIT = 100
+const MAX_LIMIT = 100
 /** Values one filter may take at once: each is an index walk, and a page merges them. */
 export const MAX_FILTER_VALUES = 10
 

@@ -9,7 +9,11 @@ import type { Body, Pieces } from '../cache/pieces.ts'
 import { type ArticleParts, articleParts, articlePieces } from './present.ts'
 import type { ArticleReadSql } from './store.ts'
 
-/** A feed depends on the new articles of each followed author, up to this many authors; beyond, on every new article. */
+/**
+ * A feed depends on the new articles of each followed author, up to this many authors; beyond, on
+ * every new article: each key is stored with the feed and checked on every hit, and past a few
+ * hundred one key dropped a little more often costs less than checking them all.
+ */
 const MAX_FEED_AUTHOR_KEYS = 200
 
 /**

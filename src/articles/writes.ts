@@ -8,16 +8,16 @@ import type { ArticleChanges, NewArticle } from './schemas.ts'
 import type { ArticleHead, ArticleWriteSql, WrittenArticle } from './store.ts'
 
 /** Only its author edits an article. */
-export const mayEdit = (viewer: Viewer, article: { author_id: number }): boolean => viewer.id === article.author_id
+const mayEdit = (viewer: Viewer, article: { author_id: number }): boolean => viewer.id === article.author_id
 
 /** Its author, or the operator, deletes an article. */
-export const mayDelete = (actor: Actor, article: { author_id: number }): boolean => isAdminOr(actor, article.author_id)
+const mayDelete = (actor: Actor, article: { author_id: number }): boolean => isAdminOr(actor, article.author_id)
 
 /**
  * A new title gives a new slug, unless it slugifies like the old title (a fix
  * of case or punctuation keeps the article's address).
  */
-export const newSlugNeeded = (oldTitle: string, newTitle: string | undefined): newTitle is string =>
+const newSlugNeeded = (oldTitle: string, newTitle: string | undefined): newTitle is string =>
   newTitle !== undefined && slugify(newTitle) !== slugify(oldTitle)
 
 /** A slug is taken by an article, or reserved for a route (see RESERVED_SLUGS). */

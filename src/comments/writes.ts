@@ -8,7 +8,7 @@ import type { CommentRow, CommentWriteSql } from './store.ts'
 const isCommentId = (id: number): boolean => Number.isInteger(id) && id >= 1 && id <= 2 ** 31 - 1
 
 /** A comment is deleted by its author, the article's author, or the operator. */
-export const mayDeleteComment = (actor: Actor, comment: { author_id: number }, article: { author_id: number }): boolean =>
+const mayDeleteComment = (actor: Actor, comment: { author_id: number }, article: { author_id: number }): boolean =>
   isAdminOr(actor, comment.author_id, article.author_id)
 
 function* article(sql: CommentWriteSql, slug: string): Steps<{ id: number; author_id: number }> {

@@ -12,6 +12,7 @@ export class TargetNotEmpty extends Error {
   }
 }
 
+/** Rows held between the source's read and the target's insert: memory stays bounded whatever a table's size, one statement per batch. */
 const BATCH = 5000
 /** Tables without a rowid: read in primary-key order. */
 const ORDER: Partial<Record<Table, string>> = {

@@ -58,18 +58,18 @@ export interface Store {
   schemaVersion(): Promise<number>
   /** Whether the database answers now (readiness). */
   ping(): Promise<boolean>
-  /** Housekeeping, every minute or so: old change-log rows, and what features added with `upkeep`. */
+  /** Housekeeping, every minute or so: old change-log rows, and what features added with `addMaintenance`. */
   maintain(): Promise<void>
   /** Adds a feature's housekeeping to `maintain` (expired throttle windows). */
-  upkeep(task: () => Awaitable<void>): void
+  addMaintenance(task: () => Awaitable<void>): void
   /** Closes `resource` with the store, before the connection (a feature's worker thread). */
   own(resource: { close(): void }): void
   /**
-   * Background upkeep of the database itself, run by one process per
-   * database (the single process, or worker 1): SQLite's WAL checkpoints in
-   * a thread of their own. Nothing on PostgreSQL, which keeps itself.
+   * The database's own checkpoints, run by one process per database (the
+   * single process, or worker 1): SQLite's WAL checkpoints in a thread of
+   * their own. Nothing on PostgreSQL, which keeps itself.
    */
-  startUpkeep(logger: Logger): { stop(): Promise<void> } | undefined
+  startCheckpoints(logger: Logger): { stop(): Promise<void> } | undefined
   close(): Promise<void>
 }
 

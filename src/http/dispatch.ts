@@ -67,7 +67,7 @@ const buildRead = (read: Read<unknown, unknown>, input: ReadInput, viewerId: num
   Reflect.apply(read.build, read, [input, viewerId])
 
 /** A handler's reply as the response the app sends (its hooks' headers included). */
-export function toResponse(r: Reply, set: { headers: unknown; status?: unknown }): Response {
+function toResponse(r: Reply, set: { headers: unknown; status?: unknown }): Response {
   if (r.body === null) {
     set.status = r.status
     return new Response(null, { status: r.status, headers: set.headers as Record<string, string> })

@@ -12,8 +12,10 @@ function paramResource(errors: { path: string }[]): string {
   return PARAM_RESOURCES[param] ?? 'route'
 }
 
+/** Seconds a client is asked to wait before it tries again while the database cannot be reached, by the API and the site alike. */
+export const UNAVAILABLE_RETRY_AFTER = '2'
 /** The answer while the database cannot be reached: the client may retry shortly. */
-const UNAVAILABLE = new HttpError(503, { database: ['is unavailable; try again shortly'] }, { 'retry-after': '2' })
+const UNAVAILABLE = new HttpError(503, { database: ['is unavailable; try again shortly'] }, { 'retry-after': UNAVAILABLE_RETRY_AFTER })
 const INTERNAL = new HttpError(500, { server: ['internal error'] })
 
 /** What an error answers, ours or the framework's (`code`: Elysia's name for it). */

@@ -3,9 +3,7 @@ import { version } from '../../package.json'
 import { JSON_CONTENT_TYPE } from '../errors.ts'
 import { DOCS_PAGE, DOCS_SPEC, HTML_CONTENT_TYPE } from './docs.ts'
 import { REALWORLD_VERSION } from './openapi.ts'
-import { API_PREFIX } from './url.ts'
-
-const HEALTH = '/health'
+import { API_PREFIX, HEALTH_PATH as HEALTH } from './url.ts'
 
 /** What a program reads at `/` or `/api`: where the API and its description are. */
 const ABOUT = JSON.stringify({

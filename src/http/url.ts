@@ -38,6 +38,9 @@ export function serverOrigin(host: string, port: number, wildcard = 'localhost')
 
 /** Where the API's routes are. */
 export const API_PREFIX = '/api'
+/** The probes: liveness (answers while the process runs) and readiness (while it may take traffic). */
+export const HEALTH_PATH = '/health'
+export const READY_PATH = '/ready'
 
 /** Whether `s` has the path `path` at `at`: the whole path, or followed by `/` or a query. */
 export function hasPathAt(s: string, path: string, at = 0): boolean {

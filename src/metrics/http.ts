@@ -1,14 +1,15 @@
 import type { Family } from './exposition.ts'
+import { HEALTH_PATH, READY_PATH } from '../http/url.ts'
 
 /** Route labels that are not a declaration's template. */
 export const ROUTE = {
   unmatched: 'unmatched',
   preflight: 'preflight',
-  health: '/health',
+  health: HEALTH_PATH,
   /** the pages that say what the server is (src/http/home.ts) */
   home: '/',
   apiRoot: '/api',
-  ready: '/ready',
+  ready: READY_PATH,
   metrics: '/metrics',
   docs: 'docs',
 } as const

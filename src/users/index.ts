@@ -41,7 +41,7 @@ interface Deps {
 export function usersFeature({ store, caches, config, secret, clientAddress }: Deps) {
   const { sql, writes } = usersOn(store)
   const throttle = throttleOn(store)
-  store.upkeep(() => throttle.purge(Date.now(), MAX_THROTTLE_ROWS))
+  store.addMaintenance(() => throttle.purge(Date.now(), MAX_THROTTLE_ROWS))
   const tokens = createTokens(secret, config.tokenTtlSeconds, sql, caches)
   const loginGuard = loginThrottle(config.loginThrottle, throttle)
   const registrationGuard = registrationThrottle(config.registrationThrottle, throttle)

@@ -9,7 +9,7 @@ import type { AccountChanged, DeletedAccount, NewUser, UserChanges, UserRow, Use
 import { usernameKey } from '../names.ts'
 
 /** Only the operator changes another account's password, locks it or deletes it (users change their own through `update`). */
-export const mayAdminister = (actor: Actor): boolean => isAdminOr(actor)
+const mayAdminister = (actor: Actor): boolean => isAdminOr(actor)
 
 /** An account that wrote articles or comments, which a deletion without its content refuses to take. */
 export class AccountHasContent extends Error {

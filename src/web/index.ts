@@ -6,7 +6,7 @@ import type { Config } from '../config.ts'
 import { HttpError } from '../errors.ts'
 import type { Tokens } from '../http/auth.ts'
 import { readBody, tooLarge } from '../http/body.ts'
-import { unavailable as databaseUnavailable } from '../http/error-envelope.ts'
+import { unavailable as databaseUnavailable, UNAVAILABLE_RETRY_AFTER } from '../http/error-envelope.ts'
 import { lateBody } from '../http/respond.ts'
 import { pathAndQuery, pathOf } from '../http/url.ts'
 import type { Logger } from '../log.ts'
@@ -225,7 +225,7 @@ export function webFeature(d: Deps) {
     const message = unavailable ? 'The database is unavailable; try again shortly.' : 'Something went wrong on our side.'
     return respond(unavailable ? 503 : 500, `<!doctype html><html lang="en"><title>Conduit</title><p>${message}</p></html>`, {
       ...headers,
-      ...(unavailable ? { 'retry-after': '2' } : {}),
+      ...(unavailable ? { 'retry-after': UNAVAILABLE_RETRY_AFTER } : {}),
     })
   }
 

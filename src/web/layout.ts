@@ -1,9 +1,10 @@
 import { version } from '../../package.json'
 import { isHttpUrl } from '../http/validation.ts'
+import { ASSETS_PREFIX } from './assets.ts'
 import { type Html, html } from './html.ts'
 
 /** Where the embedded files are served (assets.ts); the version in each URL lets browsers keep them a long time. */
-export const asset = (file: string) => `/assets/${file}?v=${version}`
+export const asset = (file: string) => `${ASSETS_PREFIX}${file}?v=${version}`
 export const DEFAULT_AVATAR = asset('default-avatar.svg')
 
 /** The signed-in user as the navbar shows them. */

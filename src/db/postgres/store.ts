@@ -53,9 +53,9 @@ export function postgresStore(sql: SQL, o: PostgresOptions): PostgresStore {
       // last: a role that may not vacuum the log still purges it and the rest
       await changes.tidy()
     },
-    upkeep: (task) => void tasks.push(task),
+    addMaintenance: (task) => void tasks.push(task),
     own: (resource) => void owned.push(resource),
-    startUpkeep: () => undefined,
+    startCheckpoints: () => undefined,
     async close() {
       for (const r of owned) r.close()
       await sql.close({ timeout: 2 })

@@ -105,7 +105,7 @@ export function contentsOf(db: Database): Contents {
  * version of Conduit's schema has its number) and Conduit's tables. A new,
  * empty file is no one's yet: Conduit may make it its own.
  */
-export function isConduits(c: Contents): boolean {
+function isConduits(c: Contents): boolean {
   return c.version > 0 && CONDUIT_TABLES.every((t) => c.tables.includes(t))
 }
 

@@ -48,9 +48,9 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
       changes.purge(Date.now())
       for (const task of tasks) await task()
     },
-    upkeep: (task) => void tasks.push(task),
+    addMaintenance: (task) => void tasks.push(task),
     own: (resource) => void owned.push(resource),
-    startUpkeep(logger) {
+    startCheckpoints(logger) {
       db.run(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`)
       // (a file made by root, or with its mode changed by hand): it works without, at a cost, so it is said once
       const signal = changes.signalFailure()
