@@ -156,6 +156,16 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
     const onSqlite = await answers(before.url)
     expect((onSqlite['/api/articles'] as { status: number }).status).toBe(200)
+    // copied while the server still runs: it works, and says that later writes will be missed
+    const early = await binaryDatabase()
+    const whileServed = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', early.env.DATABASE_URL!], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    })
+    expect(whileServed.code).toBe(0)
+    expect(whileServed.stderr).toContain(
+      `copy: warning: ${join(dir, 'conduit.db')} is open in another process (a server?), or was not closed: what it writes from now on is not copied; stop the service first, or copy a backup`,
+    )
     await before.stop()
 
     const target = await binaryDatabase()
@@ -165,6 +175,7 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     })
     expect(copied.code).toBe(0)
     expect(copied.stdout).toContain("every table's count matches")
+    expect(copied.stderr).not.toContain('warning')
     // the summary writes counts as the progress lines do (1,000, not 1000)
     expect(copied.stdout).toMatch(/^\w+ +\d{1,3}(,\d{3})+ -> +\d{1,3}(,\d{3})+$/m)
 

@@ -31,6 +31,12 @@ export const copyCommand: Command = {
     if (!target.databaseUrl) throw new UsageError(`copy: --to must be a postgres:// URL, got "${flags.to}"`)
     const source = resolve(flags.from)
     if (!existsSync(source)) throw noDatabase(source, '--from')
+    // SQLite removes its -wal when the last connection closes: one there means a server still
+    // writing (or one that stopped without closing), whose writes after this point the copy misses
+    if (existsSync(`${source}-wal`))
+      console.error(
+        `copy: warning: ${source} is open in another process (a server?), or was not closed: what it writes from now on is not copied; stop the service first, or copy a backup`,
+      )
     Object.assign(context, { databasePath: source, databaseUrl: redactUrl(target.databaseUrl) })
     // the temporary copy of an older source holds the signing secret and the password hashes:
     // removed on a stop too (Ctrl-C, a hang-up, SIGTERM), not left in TMPDIR. Listened for before it
