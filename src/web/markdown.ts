@@ -1,5 +1,6 @@
 import MarkdownIt from 'markdown-it'
 import type { Caches } from '../cache/caches.ts'
+import { Flights } from '../cache/flights.ts'
 import { Lane, workerModule } from '../lane.ts'
 import { type Html, trusted } from './html.ts'
 
@@ -39,7 +40,8 @@ export const INLINE_CHARS = 4096
  */
 export function bodyRenderer(caches: Caches) {
   const kept = caches.part<string, { source: string; html: string }>('bodies', (v) => (v.source.length + v.html.length) * 2)
-  const rendering = new Map<string, { source: string; html: Promise<string> }>()
+  // renders under way, by the text itself: readers of one text wait for one rendering
+  const rendering = new Flights<string, string>(caches.versions)
   let lane: Lane<string, string> | undefined
   const keep = (slug: string, source: string, html: string, at: number) => kept.set(slug, { value: { source, html }, deps: [] }, at)
   return {
@@ -53,19 +55,13 @@ export function bodyRenderer(caches: Caches) {
         keep(slug, body, html, at)
         return trusted(html)
       }
-      const under = rendering.get(slug)
-      if (under?.source === body) return under.html.then(trusted)
-      lane ??= new Lane(workerModule('web/markdown-worker.ts'))
-      const html = lane.ask(body)
-      rendering.set(slug, { source: body, html })
-      const done = () => {
-        if (rendering.get(slug)?.html === html) rendering.delete(slug)
-      }
-      html.then(done, done)
-      return html.then((h) => {
-        keep(slug, body, h, at)
-        return trusted(h)
-      })
+      const onLane = (lane ??= new Lane(workerModule('web/markdown-worker.ts')))
+      return rendering
+        .share(body, [], () => onLane.ask(body))
+        .then((h) => {
+          keep(slug, body, h, at)
+          return trusted(h)
+        })
     },
     close(): void {
       lane?.close()
