@@ -17,8 +17,7 @@ export async function postgresFailure(problem: ConnectProblem, url: string, opti
   const host = u.hostname || 'localhost'
   const port = u.port || '5432'
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
-  const role = decodeURIComponent(u.username) || 'postgres'
-  const database = decodeURIComponent(u.pathname.slice(1)) || role
+  const { role, database } = named(u)
   const use = `cannot use the PostgreSQL database ${url}`
   const reach = `cannot reach the PostgreSQL database ${url}`
   switch (problem.kind) {
@@ -60,10 +59,14 @@ export async function postgresFailure(problem: ConnectProblem, url: string, opti
  * owner may create tables in its `public` schema, and the migrations create them.
  */
 export function privilegeHint(url: string): string {
-  const u = new URL(url)
-  const role = decodeURIComponent(u.username) || 'postgres'
-  const database = decodeURIComponent(u.pathname.slice(1)) || role
+  const { role, database } = named(new URL(url))
   return `only the database's owner may create its tables (PostgreSQL 15+): in psql as a superuser, ALTER DATABASE ${sqlName(database)} OWNER TO ${sqlName(role)};`
+}
+
+/** The role and database a URL names, with libpq's defaults (postgres; the role's name). */
+function named(u: URL): { role: string; database: string } {
+  const role = decodeURIComponent(u.username) || 'postgres'
+  return { role, database: decodeURIComponent(u.pathname.slice(1)) || role }
 }
 
 /** A name as psql takes it: bare when it is a plain lower-case identifier, else double-quoted. */
