@@ -121,6 +121,12 @@ export class DepCache<K extends string | number, V> {
     this.bytes += size
   }
 
+  /** Forgets one entry (its queue slot is skipped when reached). */
+  delete(key: K): void {
+    const e = this.entries.get(key)
+    if (e) this.remove(key, e)
+  }
+
   clear(): void {
     this.entries.clear()
     this.queuedKeys = []

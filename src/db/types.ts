@@ -19,3 +19,14 @@ export class DatabaseUnavailable extends Error {
     return typeof code === 'string' && code.startsWith('SQLITE_') ? `${c.message} (${code})` : c.message
   }
 }
+
+/**
+ * A write that referred to a row another process deleted since the request
+ * found it (a foreign key broken: SQLite's code, PostgreSQL's SQLSTATE 23503).
+ * Every write looks its target up inside its transaction, so what is left is
+ * the row of the user writing.
+ */
+export function isReferenceGone(e: unknown): boolean {
+  const err = e as { code?: unknown; errno?: unknown } | null
+  return err?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || err?.errno === '23503'
+}

@@ -7,6 +7,8 @@ export interface Tokens {
   issue(user: { id: number; token_version: number }): string
   /** `undefined` header: anonymous. A present but unusable header: 401 (an optional route then answers as to anyone: authPlugin). */
   authenticate(header: string | undefined): Promise<Viewer | null>
+  /** As `authenticate`, against the database now: what it verified before is forgotten first. */
+  recheck(header: string | undefined): Promise<Viewer | null>
   /**
    * Without any work: 0 for no header, the user id for a token verified
    * earlier and still valid, undefined when it would take a full check.

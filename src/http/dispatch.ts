@@ -4,6 +4,7 @@ import { authPlugin, type Tokens } from './auth.ts'
 import type { Viewer } from '../auth/actor.ts'
 import type { Built } from '../cache/cache.ts'
 import type { Body } from '../cache/pieces.ts'
+import { isReferenceGone } from '../db/types.ts'
 import { unprocessable } from '../errors.ts'
 import { queryReader, type QueryReader } from './query.ts'
 import { rawJson } from './respond.ts'
@@ -100,7 +101,14 @@ export function registerRoutes(routes: readonly Compiled[], deps: { tokens: Toke
         const read = r.read
         return rawJson(await deps.responses.body(viewer, request.url, q.known, (id) => buildRead(read, input, id), c.label), set)
       }
-      return toResponse(await r.handle!(input), set)
+      if (!viewer) return toResponse(await r.handle!(input), set)
+      try {
+        return toResponse(await r.handle!(input), set)
+      } catch (e) {
+        // the writer deleted meanwhile: refused as its token would be a moment later (recheck throws that 401)
+        if (isReferenceGone(e)) await deps.tokens.recheck(request.headers.get('authorization') ?? undefined)
+        throw e
+      }
     }
     const hook: Record<string, unknown> = {}
     if (r.auth === 'required') hook.auth = true

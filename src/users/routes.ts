@@ -1,7 +1,7 @@
 import { replacesSession, type Tokens } from '../http/auth.ts'
 import type { PasswordHasher } from '../auth/password.ts'
 import { type LoginGuard, REGISTRATION_REFUSED, type RegistrationGuard } from './throttle.ts'
-import { HttpError, notFound } from '../errors.ts'
+import { HttpError, unauthorized } from '../errors.ts'
 import { type Route, reply, route } from '../http/route.ts'
 import { LoginBody, normalizeUpdateBody, normalizeUserBody, RegisterBody, UpdateUserBody, UserResponse } from './schemas.ts'
 import type { UserReadSql, UserRow } from './store.ts'
@@ -89,7 +89,8 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
       tag,
       handle: async ({ viewer }) => {
         const user = await sql.byId(viewer.id)
-        if (!user) throw notFound('user')
+        // deleted since its token was checked: the token is refused, as it is a moment later
+        if (!user) throw unauthorized('is invalid')
         return reply(present(user))
       },
     }),
@@ -114,7 +115,7 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
         // a web session's cookie takes the fresh one, so there its old token ends too
         const keptToken = passwordHash === undefined ? undefined : replacesSession(request) ? null : (viewer.tokenId ?? null)
         const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
-        if (!user) throw notFound('user')
+        if (!user) throw unauthorized('is invalid')
         return reply(present(user))
       },
     }),

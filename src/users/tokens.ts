@@ -39,7 +39,7 @@ export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadS
     const v = verifiedTokens.get(token)
     return v && v.exp > Date.now() / 1000 ? v : undefined
   }
-  return {
+  const t: Tokens = {
     verified(header) {
       if (header === undefined) return 0
       const token = tokenOf(header)
@@ -73,5 +73,11 @@ export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadS
       verifiedTokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)
       return viewer
     },
+    recheck(header) {
+      const token = header === undefined ? undefined : tokenOf(header)
+      if (token !== undefined) verifiedTokens.delete(token)
+      return t.authenticate(header)
+    },
   }
+  return t
 }

@@ -1,7 +1,7 @@
 import { SQL } from 'bun'
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { api, register, type Server, startServer, useBinary } from '../e2e/support.ts'
+import { type ApiResponse, api, register, type Server, startServer, useBinary } from '../e2e/support.ts'
 import { binaryDatabase, onPostgres, type QueryDb } from '../support/backend.ts'
 
 /**
@@ -50,7 +50,7 @@ async function heldOpen(statement: string, param: string): Promise<() => Promise
 }
 
 /** Sends the request, lets it reach the database's lock, then commits the deletion held open. */
-async function whileDeleting(statement: string, param: string, send: () => Promise<{ status: number; body: unknown }>) {
+async function whileDeleting(statement: string, param: string, send: () => Promise<ApiResponse>) {
   const commit = await heldOpen(statement, param)
   const answer = send()
   await Bun.sleep(300)
@@ -91,4 +91,41 @@ describe('a write whose target is deleted while it waits', () => {
     expect(await q.count('SELECT count(*) FROM favorites')).toBe(0)
     expect(await q.count('SELECT count(*) FROM comments')).toBe(0)
   }, 30_000)
+})
+
+describe('a write whose author is deleted while it waits', () => {
+  const ROWS =
+    'SELECT (SELECT count(*) FROM articles) + (SELECT count(*) FROM comments) + (SELECT count(*) FROM favorites) + (SELECT count(*) FROM follows)'
+  /** Each write a signed-in user makes, given an article and a user of others': method, path, body. */
+  const writes: [string, (other: { slug: string; username: string }) => [string, string, unknown?]][] = [
+    ['create an article', () => ['POST', '/api/articles', { article: { title: 'Orphan', description: 'd', body: 'b', tagList: ['t'] } }]],
+    ['comment', (o) => ['POST', `/api/articles/${o.slug}/comments`, { comment: { body: 'orphan' } }]],
+    ['favorite', (o) => ['POST', `/api/articles/${o.slug}/favorite`]],
+    ['follow', (o) => ['POST', `/api/profiles/${o.username}/follow`]],
+    ['update the user', () => ['PUT', '/api/user', { user: { bio: 'orphan' } }]],
+  ]
+  for (const [name, request] of writes) {
+    test(`${name}: 401 token is invalid, nothing stored`, async () => {
+      const bob = await register(server.url)
+      const made = await api(server.url, 'POST', '/api/articles', {
+        token: bob.token,
+        body: { article: { title: `Bob on ${name}`, description: 'd', body: 'b' } },
+      })
+      const alice = await register(server.url)
+      // alice's token is verified (and cached) before the deletion starts
+      expect((await api(server.url, 'GET', '/api/user', { token: alice.token })).status).toBe(200)
+      const [method, path, body] = request({ slug: made.body.article.slug, username: bob.username })
+      const before = await q.count(ROWS)
+      const res = await whileDeleting('DELETE FROM users WHERE username = $1', alice.username, () =>
+        api(server.url, method, path, { token: alice.token, body }),
+      )
+      expect({ status: res.status, body: res.body, challenge: res.headers.get('www-authenticate') }).toEqual({
+        status: 401,
+        body: { errors: { token: ['is invalid'] } },
+        challenge: 'Token error="invalid_token"',
+      })
+      expect(await q.count(ROWS)).toBe(before)
+      expect((await api(server.url, 'GET', '/api/user', { token: alice.token })).status).toBe(401)
+    }, 30_000)
+  }
 })
