@@ -112,6 +112,19 @@ describe('the served OpenAPI document', () => {
   })
 })
 
+describe("docs/API.md's Endpoints table", () => {
+  test('has one row per declared route, with who may call it and its success status', async () => {
+    const app = await testApp()
+    const section = API_MD.slice(API_MD.indexOf('\n## Endpoints\n'), API_MD.indexOf('\nNotes on particular routes:'))
+    // | `PUT /api/articles/:slug` | required; the author only | `200` Article |
+    const rows = [...section.matchAll(/^\| `([A-Z]+ \/api\/\S+)` \| (none|optional|required)[^|]* \| `(\d{3})`/gm)].map(
+      (m) => `${m[1]} ${m[2]} ${m[3]}`,
+    )
+    const declared = app.app.declared.map((r) => `${r.method} /api${r.path} ${r.auth} ${r.ok.status}`)
+    expect(rows.sort()).toEqual(declared.sort())
+  })
+})
+
 /** Inlines local `$ref`s (the document's own components). */
 function resolveRefs(schema: Json, root?: Json): Json {
   return JSON.parse(JSON.stringify(schema), function (this: unknown, _k, v) {
