@@ -126,20 +126,26 @@ export function webFeature(d: Deps) {
       ? d.caches.responses.set(`page ${key}`, body, deps, at, 0)
       : d.caches.viewerResponses.set(`${viewerId} page ${key}`, body, deps, at, 0)
 
-  /** Read as the API reads a body: over the limit it is dropped while streaming, never buffered whole. */
+  /**
+   * Read as the API reads a body: over the limit it is dropped while streaming, never buffered whole.
+   * A form writes each byte of UTF-8 that is not ASCII as three (`%F0`): three times the API's limit
+   * lets the site send any text the API takes.
+   */
+  const formLimit = 3 * d.config.bodyLimitBytes
   async function form(request: Request): Promise<URLSearchParams> {
     const length = Number(request.headers.get('content-length') ?? 0)
-    if (length > d.config.bodyLimitBytes) throw tooLarge(d.config.bodyLimitBytes)
+    if (length > formLimit) throw tooLarge(formLimit)
     const type = request.headers.get('content-type') ?? ''
     if (!type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams()
-    return new URLSearchParams(FORM_TEXT.decode(await readBody(request, d.config.bodyLimitBytes)))
+    return new URLSearchParams(FORM_TEXT.decode(await readBody(request, formLimit)))
   }
 
   const respond = (status: number, body: string | Uint8Array | null, headers: Record<string, string>, late = false) =>
     new Response(late && body !== null ? lateBody(body) : body, {
       status,
-      // private: a page may show the reader's own data, so no shared cache keeps it
-      headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'private, no-cache', ...headers },
+      // no-store: a page may show the reader's own data, and a browser's Back must not show it after
+      // signing out, nor a page from before a write (with no-cache, history is shown unchecked)
+      headers: { ...PAGE_HEADERS, 'content-type': HTML, 'cache-control': 'no-store', ...headers },
     })
   /** HEAD: no body, and the length the GET's would have (RFC 9110 9.3.2), where an empty body would say 0. */
   const respondTo = (request: Request, status: number, body: string | Uint8Array, headers: Record<string, string>, late: boolean) =>

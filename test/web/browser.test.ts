@@ -633,6 +633,77 @@ describe('the web app in Chromium', () => {
     },
     TIMEOUT_MS,
   )
+
+  skipIf(noChromium).test(
+    'keeps what a person did: Back after signing out shows nothing private, two clicks send one comment, nothing widens a phone',
+    async () => {
+      const site = await serveSite()
+      const ada = await user(site.app, 'ada', { bio: 'Private-ish bio' })
+      const word = 'x'.repeat(180)
+      const a = await createArticle(site.app, ada.token, {
+        title: `A title with ${word}`,
+        description: word,
+        body: `${word}\n\n| a | b | c | d | e | f | g | h |\n|---|---|---|---|---|---|---|---|\n${'| wide cell content here '.repeat(8)}|\n`,
+        tagList: [`t${word.slice(0, 39)}`],
+      })
+      await comment(site.app, ada.token, a.slug, word)
+      const context = await openContext(browser(), site, ada)
+      const w = await watch(context, site)
+      const page = await context.newPage()
+
+      // a phone's width: no page is wider than the screen, whatever its words
+      await page.setViewportSize({ width: 360, height: 740 })
+      for (const path of ['/', `/article/${a.slug}`, '/profile/ada', `/tag/t${word.slice(0, 39)}`, `/editor/${a.slug}`]) {
+        await visit(page, site, path)
+        expect({ path, width: await page.evaluate(() => document.documentElement.scrollWidth) }).toEqual({ path, width: 360 })
+      }
+
+      // two clicks on Post Comment while the first answer is on its way: one comment
+      await page.route('**/comments', async (route) => {
+        await Bun.sleep(1500)
+        await route.continue()
+      })
+      await visit(page, site, `/article/${a.slug}`)
+      await page.fill('textarea[placeholder="Write a comment..."]', 'Once only')
+      const button = page.locator('button:has-text("Post Comment")')
+      await button.click()
+      await Bun.sleep(300)
+      await button.click({ noWaitAfter: true, force: true }).catch(() => {})
+      await page.waitForURL(site.url(`/article/${a.slug}`))
+      await page.waitForLoadState('load')
+      const bodies = (await site.app.request('GET', `/api/articles/${a.slug}/comments`)).body.comments.map((c: { body: string }) => c.body)
+      expect(bodies.filter((b: string) => b === 'Once only')).toHaveLength(1)
+      await page.unroute('**/comments')
+
+      expect({ dialogs: w.dialogs, pageErrors: w.pageErrors, foreign: w.foreign }).toEqual({ dialogs: [], pageErrors: [], foreign: [] })
+      await context.close()
+
+      // Back, in a context that intercepts nothing (Playwright turns the browser's cache off for one that does):
+      // after a favorite the home page shows it, and after signing out the settings are not shown
+      const bob = await user(site.app, 'bob')
+      const plain = await openContext(browser(), site, bob)
+      const tab = await plain.newPage()
+      await visit(tab, site, '/')
+      await Promise.all([tab.waitForURL(site.url(`/article/${a.slug}`)), tab.click(`a.preview-link[href="/article/${a.slug}"]`)])
+      await tab.click('.banner button:has-text("Favorite")')
+      await tab.locator('.banner button:has-text("Unfavorite")').waitFor()
+      const back = async (to: string) => {
+        await tab.goBack({ waitUntil: 'load' })
+        expect(new URL(tab.url()).pathname).toBe(to)
+      }
+      await back(`/article/${a.slug}`)
+      await back('/')
+      expect(await tab.locator(`.article-preview:has(a[href="/article/${a.slug}"]) button`).textContent()).toContain('1')
+      await visit(tab, site, '/settings')
+      expect(await tab.locator('input[name="email"]').inputValue()).toBe(bob.email)
+      await tab.click('button:has-text("Or click here to logout")')
+      await tab.locator('a.nav-link:has-text("Sign in")').waitFor()
+      await back('/login')
+      expect(await tab.content()).not.toContain(bob.email)
+      await plain.close()
+    },
+    TIMEOUT_MS,
+  )
 })
 
 /** The CSP directives every page must have, as the browser reads them. */

@@ -136,8 +136,8 @@ describe('the web app over HTTP', () => {
       expect(csp).not.toContain('unsafe-inline')
       expect(res.headers.get('x-content-type-options')).toBe('nosniff')
       expect(res.headers.get('x-frame-options')).toBe('DENY')
-      // a page that shows a user's data is never kept by a shared cache
-      expect(res.headers.get('cache-control')).toBe('private, no-cache')
+      // a page that shows a user's data is kept by no cache, the browser's history included
+      expect(res.headers.get('cache-control')).toBe('no-store')
       // `/` is JSON for a program that asks for it
       expect({ path, vary: res.headers.get('vary') }).toEqual({ path, vary: path.split('?')[0] === '/' ? 'Accept' : null })
       expect({ path, inline: /<script(?![^>]*\bsrc=)[^>]*>/.test(res.text) }).toEqual({ path, inline: false })
@@ -427,9 +427,10 @@ describe('the web app over HTTP', () => {
     expect((await post(app, `/article/${slug}/delete`, {}, { session: other.token })).status).toBe(403)
     expect((await app.request('GET', `/api/articles/${slug}`)).body.article.title).toBe('Hello there')
 
-    // a body larger than the limit is refused before it is read
-    const big = await post(app, `/article/${slug}/comments`, { body: 'x'.repeat(app.config.bodyLimitBytes + 1) }, { session: ada.token })
+    // a form larger than the limit (three times the API's: see formLimit) is refused before it is read
+    const big = await post(app, `/article/${slug}/comments`, { body: 'x'.repeat(3 * app.config.bodyLimitBytes) }, { session: ada.token })
     expect(big.status).toBe(413)
+    expect(shown(big.text)).toContain(`body is too large (maximum is ${3 * app.config.bodyLimitBytes} bytes)`)
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
 
     // nor is one sent without a length: reading stops at the limit, not at the end of 16 times it
@@ -451,8 +452,18 @@ describe('the web app over HTTP', () => {
       new Request(`http://localhost/article/${slug}/comments`, { method: 'POST', headers, body: endless }),
     )
     expect(streamed.status).toBe(413)
-    expect(sent).toBeLessThan(app.config.bodyLimitBytes + 4 * 65536)
+    expect(sent).toBeLessThan(3 * app.config.bodyLimitBytes + 4 * 65536)
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
+  })
+
+  test('an article whose text the API takes is saved by the editor too, though its form is three times its UTF-8', async () => {
+    const { app, ada } = await site()
+    // 90,000 characters (the API takes 100,000) of 4 bytes each: 360 KB of JSON, ~1.08 MB as a form
+    const body = '😀'.repeat(90_000)
+    const res = await post(app, '/editor', { title: 'Smiles', description: 'many', body }, { session: ada.token })
+    expect(res.status).toBe(303)
+    const slug = decodeURIComponent(res.location!.slice('/article/'.length))
+    expect((await app.request('GET', `/api/articles/${slug}`)).body.article.body).toBe(body)
   })
 
   test('an article changed after its editor was opened: the save comes back (409) with the draft, changing nothing; sent again, it saves', async () => {

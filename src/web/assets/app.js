@@ -1,6 +1,7 @@
 // Conduit's only script, and an optional one: every page works without it.
-// It turns the editor's "Enter tags" field into pills, and tells tests and
-// tools the session's state (window.__conduit_debug__, RealWorld's e2e contract).
+// It sends each form once, turns the editor's "Enter tags" field into pills,
+// and tells tests and tools the session's state (window.__conduit_debug__,
+// RealWorld's e2e contract).
 ;(() => {
   const body = document.body
   const user = () => {
@@ -21,6 +22,19 @@
       return u ? { ...u, token: null } : null
     },
   }
+
+  // A form is sent once: a second click while the answer is on its way made a second article or
+  // comment. Ten seconds on (a stopped load, a lost answer) it may be sent again; so may a page
+  // the browser brings back from its history.
+  const sentAt = new WeakMap()
+  document.addEventListener('submit', (e) => {
+    const at = sentAt.get(e.target)
+    if (at !== undefined && Date.now() - at < 10_000) e.preventDefault()
+    else sentAt.set(e.target, Date.now())
+  })
+  window.addEventListener('pageshow', (e) => {
+    if (e.persisted) for (const form of document.forms) sentAt.delete(form)
+  })
 
   const input = document.querySelector('input[placeholder="Enter tags"]')
   if (!input) return
