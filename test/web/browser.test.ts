@@ -2,6 +2,7 @@ import { describe, expect } from 'bun:test'
 import { resolve } from 'node:path'
 import type { BrowserContext, Page } from '@playwright/test'
 import { DEFAULT_AVATAR } from '../../src/web/layout.ts'
+import { SESSION_COOKIE } from '../../src/web/session.ts'
 import { createArticle } from '../support/fixtures.ts'
 import { skipIf, why } from '../support/skip.ts'
 import {
@@ -701,6 +702,29 @@ describe('the web app in Chromium', () => {
       await back('/login')
       expect(await tab.content()).not.toContain(bob.email)
       await plain.close()
+    },
+    TIMEOUT_MS,
+  )
+
+  skipIf(noChromium).test(
+    'without scripts a tag is taken off by its ×, and Enter in a field publishes',
+    async () => {
+      const site = await serveSite()
+      const ada = await user(site.app, 'ada')
+      const a = await createArticle(site.app, ada.token, { title: 'Tagged', description: 'd', body: 'b', tagList: ['keep', 'drop'] })
+      const context = await browser().newContext({ javaScriptEnabled: false })
+      await context.addCookies([{ name: SESSION_COOKIE, value: ada.token, url: site.origin, httpOnly: true, sameSite: 'Lax' }])
+      const page = await context.newPage()
+      await visit(page, site, `/editor/${a.slug}`)
+      await Promise.all([page.waitForEvent('load'), page.click('.tag-pill:has-text("drop") i')])
+      expect(await texts(page, '.editor-form .tag-pill')).toEqual(['keep'])
+      // nothing is saved by the ×
+      expect((await site.app.request('GET', `/api/articles/${a.slug}`)).body.article.tagList.sort()).toEqual(['drop', 'keep'])
+      await page.fill('input[name="title"]', 'Tagged again')
+      await Promise.all([page.waitForURL('**/article/**'), page.press('input[name="title"]', 'Enter')])
+      const saved = (await site.app.request('GET', '/api/articles?author=ada')).body.articles[0]
+      expect({ title: saved.title, tags: saved.tagList }).toEqual({ title: 'Tagged again', tags: ['keep'] })
+      await context.close()
     },
     TIMEOUT_MS,
   )

@@ -616,6 +616,31 @@ describe('the web app over HTTP', () => {
     expect(revoked.cookie).toContain('Max-Age=0')
   })
 
+  test('an article or a comment sent after the session ended comes back as typed (401), to be sent again once signed in', async () => {
+    const { app, ada, slug } = await site()
+    const gone = `${ada.token.slice(0, -4)}AAAA`
+    const draft = { title: 'Kept title', description: 'Kept description', body: 'A long text\nworth keeping', tags: 'one, two' }
+    const article = await post(app, '/editor', draft, { session: gone })
+    expect(article.status).toBe(401)
+    expect(shown(article.text)).toContain('you are signed out: your session ended before this was sent')
+    expect(article.text).toContain('<a href="/login" target="_blank">Sign in in a new tab</a>')
+    expect({ title: fieldValue(article.text, 'title'), body: fieldValue(article.text, 'body') }).toEqual({
+      title: 'Kept title',
+      body: 'A long text\nworth keeping',
+    })
+    expect(article.text).toContain('value="one"')
+    const comment = await post(app, `/article/${slug}/comments`, { body: 'A kept comment' }, { session: gone })
+    expect(comment.status).toBe(401)
+    expect(shown(comment.text)).toContain('you are signed out')
+    expect(fieldValue(comment.text, 'body')).toBe('A kept comment')
+    // nothing was written; sent again with a session, each is
+    expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(1)
+    expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
+    expect((await post(app, `/article/${slug}/comments`, { body: 'A kept comment' }, { session: ada.token })).status).toBe(303)
+    expect((await post(app, '/editor', draft, { session: ada.token })).status).toBe(303)
+    expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(2)
+  })
+
   test('changing the password in the settings keeps the session on a new token; every older one stops working, the old cookie’s too', async () => {
     const { app, ada } = await site()
     const elsewhere = (await app.request('POST', '/api/users/login', { body: { user: { email: ada.email, password: ada.password } } })).body

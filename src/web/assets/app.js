@@ -44,11 +44,17 @@
     if (!name || has(name)) return
     const pill = document.createElement('span')
     pill.className = 'tag-default tag-pill'
-    const remove = document.createElement('i')
-    remove.className = 'ion-close-round'
-    remove.setAttribute('role', 'button')
-    remove.setAttribute('tabindex', '0')
+    // as the page makes it (src/web/pages/editor.ts)
+    const remove = document.createElement('button')
+    remove.type = 'submit'
+    remove.className = 'tag-remove'
+    remove.name = 'untag'
+    remove.value = name
     remove.setAttribute('aria-label', `Remove the tag ${name}`)
+    const icon = document.createElement('i')
+    icon.className = 'ion-close-round'
+    icon.setAttribute('aria-hidden', 'true')
+    remove.append(icon)
     const hidden = document.createElement('input')
     hidden.type = 'hidden'
     hidden.name = 'tag'
@@ -62,18 +68,12 @@
     for (const name of input.value.split(',')) add(name.trim())
     input.value = ''
   })
-  const removeFrom = (target) => {
-    const pill = target.closest('.tag-pill')
-    if (target.matches('.tag-pill i') && pill) {
-      pill.remove()
-      input.focus()
-    }
-  }
-  list.addEventListener('click', (e) => removeFrom(e.target))
-  list.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' || e.key === ' ') {
-      e.preventDefault()
-      removeFrom(e.target)
-    }
+  // a pill's × takes it off here (without scripts it sends the form to have it taken off)
+  list.addEventListener('click', (e) => {
+    const remove = e.target.closest('.tag-remove')
+    if (!remove) return
+    e.preventDefault()
+    remove.closest('.tag-pill').remove()
+    input.focus()
   })
 })()

@@ -15,6 +15,8 @@ import {
   errorList,
   favoriteButton,
   followButton,
+  SIGNED_OUT,
+  signInBeside,
   signInThen,
   tagList,
 } from './parts.ts'
@@ -26,10 +28,11 @@ interface Deps {
   bodies: BodyRenderer
 }
 
-/** A comment the API refused: its error lines, and what was typed, shown again in the form. */
+/** A comment the API refused (or one sent signed out): its error lines, and what was typed, shown again in the form. */
 interface RefusedComment {
-  errors: string[]
+  errors: readonly string[]
   body: string
+  status: number
 }
 
 /**
@@ -86,8 +89,8 @@ ${tagList(a.tagList, true)}
 <div class="row">
 <div class="col-xs-12 col-md-8 offset-md-2">
 ${
-  signedIn
-    ? html`${errorList(refused?.errors ?? [])}<form class="card comment-form" method="post" novalidate action="${here}/comments">
+  signedIn || refused
+    ? html`${errorList(refused?.errors ?? [], signedIn ? undefined : signInBeside)}<form class="card comment-form" method="post" novalidate action="${here}/comments">
 <div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label>${textarea(html`id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3"`, refused?.body ?? '')}</div>
 <div class="card-footer"><img class="comment-author-img" src="${avatar(ctx.me?.image)}" alt=""><button type="submit" class="btn btn-sm btn-primary">Post Comment</button></div>
 </form>`
@@ -98,7 +101,7 @@ ${list.map(comment)}
 </div>
 </div>
 </div>`
-    return { kind: 'page', status: refused ? 422 : 200, title: a.title, main, here: 'none' }
+    return { kind: 'page', status: refused?.status ?? 200, title: a.title, main, here: 'none' }
   }
 }
 
@@ -122,10 +125,10 @@ export function articleActions(api: Api, show: ReturnType<typeof articlePage>) {
       return redirect(backTo(ctx.form, articlePath(ctx.params.slug!)))
     },
     async comment(ctx: Ctx): Promise<Outcome> {
-      if (!signedIn(ctx)) return signIn(ctx)
       const body = textareaText(ctx.form.get('body') ?? '')
+      if (!signedIn(ctx)) return show(ctx, { errors: SIGNED_OUT, body, status: 401 })
       const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, { token: ctx.token, body: { comment: { body } } })
-      if (res.status === 422) return show(ctx, { errors: errorLines(res), body })
+      if (res.status === 422) return show(ctx, { errors: errorLines(res), body, status: 422 })
       if (res.status !== 201) throw new HttpError(res.status, res.body?.errors ?? {})
       return redirect(articlePath(ctx.params.slug!))
     },

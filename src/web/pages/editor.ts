@@ -2,10 +2,10 @@ import type { ArticleReads } from '../../articles/reads.ts'
 import { type Api, errorLines } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
 import { kept, seenField, textarea, textareaText } from '../fields.ts'
-import { html } from '../html.ts'
+import { type Html, html } from '../html.ts'
 import { articlePath } from '../layout.ts'
 import { errorPage, orMissing } from './not-found.ts'
-import { type ArticleJson, errorList } from './parts.ts'
+import { type ArticleJson, errorList, SIGNED_OUT, signInBeside } from './parts.ts'
 
 interface Draft {
   title: string
@@ -18,15 +18,18 @@ interface Draft {
  * The editor form. Tags are pills, each with its own hidden `tag` field;
  * app.js adds one when Enter is pressed in "Enter tags" and removes one when
  * its × is clicked. Without scripts, "Enter tags" takes tags separated by
- * commas.
+ * commas, and a pill's × sends the form to have the pill taken off (`untag`):
+ * the form comes back without it, nothing saved. The hidden first button is
+ * the form's default, which Enter in a field presses: Publish, not a ×.
  */
-function form(action: string, d: Draft, errors: readonly string[], seen?: string) {
+function form(action: string, d: Draft, errors: readonly string[], seen?: string, note?: Html) {
   return html`<div class="editor-page">
 <div class="container page">
 <div class="row">
 <div class="col-md-10 offset-md-1 col-xs-12">
-${errorList(errors)}
+${errorList(errors, note)}
 <form method="post" novalidate action="${action}" class="editor-form">
+<button type="submit" hidden tabindex="-1">Publish</button>
 ${seenField(seen)}
 <fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"></fieldset>
@@ -34,7 +37,7 @@ ${seenField(seen)}
 <fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label>${textarea(html`id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)"`, d.body)}</fieldset>
 <fieldset class="form-group">
 <label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off">
-<div class="tag-list">${d.tags.map((t) => html`<span class="tag-default tag-pill"><i class="ion-close-round" role="button" tabindex="0" aria-label="Remove the tag ${t}"></i>${t}<input type="hidden" name="tag" value="${t}"></span>`)}</div>
+<div class="tag-list">${d.tags.map((t) => html`<span class="tag-default tag-pill"><button type="submit" class="tag-remove" name="untag" value="${t}" aria-label="Remove the tag ${t}"><i class="ion-close-round" aria-hidden="true"></i></button>${t}<input type="hidden" name="tag" value="${t}"></span>`)}</div>
 </fieldset>
 <button class="btn btn-lg pull-xs-right btn-primary" type="submit">Publish Article</button>
 </fieldset>
@@ -45,9 +48,11 @@ ${seenField(seen)}
 </div>`
 }
 
-/** The tags a submitted editor holds: its pills, then what "Enter tags" still holds (commas separate them). */
+/** The tags a submitted editor holds: its pills but the one whose × sent it, then what "Enter tags" still holds (commas separate them). */
 const tagsOf = (f: URLSearchParams): string[] => [
-  ...new Set([...f.getAll('tag'), ...(f.get('tags') ?? '').split(',')].map((t) => t.trim()).filter(Boolean)),
+  ...new Set(
+    [...f.getAll('tag').filter((t) => t !== f.get('untag')), ...(f.get('tags') ?? '').split(',')].map((t) => t.trim()).filter(Boolean),
+  ),
 ]
 
 const draftOf = (f: URLSearchParams): Draft => ({
@@ -86,7 +91,13 @@ export function editorPages(articles: ArticleReads, api: Api) {
       return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, [], a.updatedAt))
     },
     async submit(ctx: Ctx): Promise<Outcome> {
-      if (!ctx.viewer || !ctx.token) return redirect('/login')
+      if (!ctx.viewer || !ctx.token)
+        return page(form(ctx.path, draftOf(ctx.form), SIGNED_OUT, ctx.form.get('seen') ?? undefined, signInBeside), 401)
+      // a pill's × without scripts: the form again without that tag, nothing saved
+      if (ctx.form.has('untag')) {
+        uncacheable(ctx)
+        return page(form(ctx.path, draftOf(ctx.form), [], ctx.form.get('seen') ?? undefined))
+      }
       const slug = ctx.params.slug
       const now = slug === undefined ? undefined : await stored(ctx, slug)
       // changed since this editor was opened (another tab, another device, a client of the API):

@@ -30,9 +30,16 @@ export function backTo(fields: URLSearchParams, fallback: string): string {
 /** The sign-in page, then back to `path`. */
 export const signInThen = (path: string) => `/login?back=${encodeURIComponent(path)}`
 
-/** The API's errors as a list (`.error-messages`); nothing when there are none. */
-export const errorList = (errors: readonly string[]): Html =>
-  errors.length ? html`<div role="alert"><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul></div>` : html``
+/** The API's errors as a list (`.error-messages`), and a note under them; nothing when there are none. */
+export const errorList = (errors: readonly string[], note: Html = html``): Html =>
+  errors.length ? html`<div role="alert"><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul>${note}</div>` : html``
+
+/**
+ * A form sent after its session ended (signed out in another tab, expired): it comes back with
+ * what was typed, and signing in happens in another tab, so that nothing typed is lost.
+ */
+export const SIGNED_OUT = ['you are signed out: your session ended before this was sent'] as const
+export const signInBeside = html`<p><a href="/login" target="_blank">Sign in in a new tab</a>, then send this again: what you wrote is kept below.</p>`
 
 /** Who wrote an article and when: avatar, name, date. */
 export function articleMeta(a: ArticleJson, extra: Html = html``): Html {
