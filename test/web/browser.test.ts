@@ -420,7 +420,7 @@ describe('the web app in Chromium', () => {
       expect(await page.locator('.error-messages li').allTextContents()).toEqual(["body can't be blank"])
       expect(await page.locator('textarea[name="body"]').inputValue()).toBe('\n\n  ')
       await page.fill('textarea[name="body"]', '\nfirst line\nsecond line\n')
-      await Promise.all([page.waitForURL(site.url(`/article/${a.slug}`)), page.click('button:has-text("Post Comment")')])
+      await Promise.all([page.waitForURL(site.url(`/article/${a.slug}#comments`)), page.click('button:has-text("Post Comment")')])
       const comments = (await site.app.request('GET', `/api/articles/${a.slug}/comments`)).body.comments
       expect(comments.map((c: { body: string }) => c.body)).toEqual(['\nfirst line\nsecond line\n'])
       // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked
@@ -574,7 +574,7 @@ describe('the web app in Chromium', () => {
       await tabTo(field('body'), 'the comment field')
       await page.keyboard.type('Said with the keyboard.')
       await tabTo(button('Post Comment'), 'Post Comment')
-      await enterTo('/article/typed-not-clicked')
+      await enterTo('/article/typed-not-clicked#comments')
       expect(await texts(page, '.card:not(.comment-form) .card-text')).toEqual(['Said with the keyboard.'])
 
       const unseen = reached.filter((f) => !f.visible).map((f) => `${f.tag} ${f.name}`)
@@ -670,7 +670,7 @@ describe('the web app in Chromium', () => {
       await button.click()
       await Bun.sleep(300)
       await button.click({ noWaitAfter: true, force: true }).catch(() => {})
-      await page.waitForURL(site.url(`/article/${a.slug}`))
+      await page.waitForURL(site.url(`/article/${a.slug}#comments`))
       await page.waitForLoadState('load')
       const bodies = (await site.app.request('GET', `/api/articles/${a.slug}/comments`)).body.comments.map((c: { body: string }) => c.body)
       expect(bodies.filter((b: string) => b === 'Once only')).toHaveLength(1)

@@ -82,7 +82,7 @@ describe(`the web app on two instances of one ${onPostgres ? 'PostgreSQL' : 'SQL
     const path = `/article/${created.body.article.slug}`
     for (const s of [undefined, author.token, reader.token]) await both(path, s)
     const posted = await form(a.url, `${path}/comments`, { body: 'Seen everywhere' }, reader.token)
-    expect({ status: posted.status, location: posted.headers.get('location') }).toEqual({ status: 303, location: path })
+    expect({ status: posted.status, location: posted.headers.get('location') }).toEqual({ status: 303, location: `${path}#comments` })
     for (const s of [undefined, author.token, reader.token])
       for (const text of await both(path, s)) expect(text).toContain('Seen everywhere')
 

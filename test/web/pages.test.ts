@@ -616,6 +616,34 @@ describe('the web app over HTTP', () => {
     expect(revoked.cookie).toContain('Max-Age=0')
   })
 
+  test('an action comes back to where it was taken; buttons and pages are named for what they are', async () => {
+    const { app, ada, bob, slug } = await site()
+    const title = (text: string) => /<title>(.*?) — Conduit<\/title>/.exec(text)?.[1]
+    // a favorite from a list: back to the article's place in it, its button named for the article
+    const home = await get(app, '/?page=1', { session: bob.token })
+    expect(home.text).toContain(`<div class="article-preview" id="article-${slug}">`)
+    expect(home.text).toContain('aria-label="Favorite: Hello there (0)"')
+    expect(home.text).not.toContain('aria-pressed')
+    const fav = await post(app, `/article/${slug}/favorite`, { back: `/?page=1#article-${slug}`, on: '1' }, { session: bob.token })
+    expect(fav.location).toBe(`/?page=1#article-${slug}`)
+    expect((await get(app, '/', { session: bob.token })).text).toContain('aria-label="Unfavorite: Hello there (1)"')
+    // a comment posted or deleted: back to the comments
+    const commented = await post(app, `/article/${slug}/comments`, { body: 'Hi' }, { session: bob.token })
+    expect(commented.location).toBe(`/article/${slug}#comments`)
+    const page = await get(app, `/article/${slug}`, { session: bob.token })
+    expect(page.text).toContain('id="comments"')
+    const id = /action="[^"]*\/comments\/(\d+)\/delete"/.exec(page.text)![1]
+    expect(page.text).toMatch(new RegExp(`aria-label="Delete the comment by ${bob.username} of [^"]+"`))
+    expect((await post(app, `/article/${slug}/comments/${id}/delete`, {}, { session: bob.token })).location).toBe(
+      `/article/${slug}#comments`,
+    )
+    // titles say which page it is
+    expect(title((await get(app, '/?feed=following', { session: bob.token })).text)).toBe('Your Feed')
+    expect(title((await get(app, `/profile/${ada.username}/favorites`)).text)).toBe(`Articles favorited by ${ada.username}`)
+    expect(title((await get(app, '/editor', { session: ada.token })).text)).toBe('New article')
+    expect(title((await get(app, `/editor/${slug}`, { session: ada.token })).text)).toBe('Edit article')
+  })
+
   test('an article or a comment sent after the session ended comes back as typed (401), to be sent again once signed in', async () => {
     const { app, ada, slug } = await site()
     const gone = `${ada.token.slice(0, -4)}AAAA`

@@ -66,7 +66,7 @@ export function articlePage({ articles, comments, bodies }: Deps) {
 <a class="comment-author" href="${profilePath(c.author.username)}" tabindex="-1" aria-hidden="true"><img class="comment-author-img" src="${avatar(c.author.image)}" alt=""></a>
 <a class="comment-author" href="${profilePath(c.author.username)}">${c.author.username}</a>
 <span class="date-posted"><time datetime="${c.createdAt}">${date(c.createdAt)}</time></span>
-${own ? html`<span class="mod-options"><form class="inline" method="post" action="${here}/comments/${String(c.id)}/delete"><button type="submit" class="icon-button" aria-label="Delete this comment"><i class="ion-trash-a" aria-hidden="true"></i></button></form></span>` : html``}
+${own ? html`<span class="mod-options"><form class="inline" method="post" action="${here}/comments/${String(c.id)}/delete"><button type="submit" class="icon-button" aria-label="Delete the comment by ${c.author.username} of ${date(c.createdAt)}"><i class="ion-trash-a" aria-hidden="true"></i></button></form></span>` : html``}
 </div>
 </div>`
     }
@@ -87,7 +87,8 @@ ${tagList(a.tagList, true)}
 <hr>
 <div class="article-actions">${articleMeta(a, actions)}</div>
 <div class="row">
-<div class="col-xs-12 col-md-8 offset-md-2">
+<div class="col-xs-12 col-md-8 offset-md-2" id="comments">
+<h2 class="visually-hidden">Comments</h2>
 ${
   signedIn || refused
     ? html`${errorList(refused?.errors ?? [], signedIn ? undefined : signInBeside)}<form class="card comment-form" method="post" novalidate action="${here}/comments">
@@ -130,7 +131,7 @@ export function articleActions(api: Api, show: ReturnType<typeof articlePage>) {
       const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, { token: ctx.token, body: { comment: { body } } })
       if (res.status === 422) return show(ctx, { errors: errorLines(res), body, status: 422 })
       if (res.status !== 201) throw new HttpError(res.status, res.body?.errors ?? {})
-      return redirect(articlePath(ctx.params.slug!))
+      return redirect(`${articlePath(ctx.params.slug!)}#comments`)
     },
     async removeComment(ctx: Ctx): Promise<Outcome> {
       if (!signedIn(ctx)) return signIn(ctx)
@@ -138,7 +139,7 @@ export function articleActions(api: Api, show: ReturnType<typeof articlePage>) {
         token: ctx.token,
       })
       if (res.status !== 204) throw new HttpError(res.status, res.body?.errors ?? {})
-      return redirect(articlePath(ctx.params.slug!))
+      return redirect(`${articlePath(ctx.params.slug!)}#comments`)
     },
   }
 }

@@ -78,25 +78,28 @@ export function editorPages(articles: ArticleReads, api: Api) {
       ctx,
       await orMissing(articles.article(slug, ctx.viewerId), 'This article does not exist, or was deleted.'),
     ).article
-  const page = (main: ReturnType<typeof form>, status = 200): Outcome => ({ kind: 'page', status, title: 'Editor', main, here: 'editor' })
+  const page = (ctx: Ctx, main: ReturnType<typeof form>, status = 200): Outcome => {
+    const title = ctx.params.slug === undefined ? 'New article' : 'Edit article'
+    return { kind: 'page', status, title, main: html`<h1 class="visually-hidden">${title}</h1>${main}`, here: 'editor' }
+  }
   return {
     async show(ctx: Ctx): Promise<Outcome> {
       if (!ctx.viewer) return redirect('/login')
       uncacheable(ctx)
       const slug = ctx.params.slug
-      if (slug === undefined) return page(form('/editor', { title: '', description: '', body: '', tags: [] }, []))
+      if (slug === undefined) return page(ctx, form('/editor', { title: '', description: '', body: '', tags: [] }, []))
       const a = await stored(ctx, slug)
       if (a.author.username !== ctx.viewer.username) return errorPage(ctx, 403, ['article forbidden: only its author may edit it'])
       const d = { title: a.title, description: a.description, body: a.body ?? '', tags: a.tagList }
-      return page(form(`/editor/${encodeURIComponent(a.slug)}`, d, [], a.updatedAt))
+      return page(ctx, form(`/editor/${encodeURIComponent(a.slug)}`, d, [], a.updatedAt))
     },
     async submit(ctx: Ctx): Promise<Outcome> {
       if (!ctx.viewer || !ctx.token)
-        return page(form(ctx.path, draftOf(ctx.form), SIGNED_OUT, ctx.form.get('seen') ?? undefined, signInBeside), 401)
+        return page(ctx, form(ctx.path, draftOf(ctx.form), SIGNED_OUT, ctx.form.get('seen') ?? undefined, signInBeside), 401)
       // a pill's × without scripts: the form again without that tag, nothing saved
       if (ctx.form.has('untag')) {
         uncacheable(ctx)
-        return page(form(ctx.path, draftOf(ctx.form), [], ctx.form.get('seen') ?? undefined))
+        return page(ctx, form(ctx.path, draftOf(ctx.form), [], ctx.form.get('seen') ?? undefined))
       }
       const slug = ctx.params.slug
       const now = slug === undefined ? undefined : await stored(ctx, slug)
@@ -106,7 +109,7 @@ export function editorPages(articles: ArticleReads, api: Api) {
       if (now && seen !== null && seen !== now.updatedAt && now.author.username === ctx.viewer.username) {
         uncacheable(ctx)
         const changed = `article was changed at ${now.updatedAt}, after this editor was opened: publish again to replace that change with the text below`
-        return page(form(ctx.path, draftOf(ctx.form), [changed], now.updatedAt), 409)
+        return page(ctx, form(ctx.path, draftOf(ctx.form), [changed], now.updatedAt), 409)
       }
       const d = now === undefined ? draftOf(ctx.form) : unedited(now, draftOf(ctx.form))
       const article = { title: d.title, description: d.description, body: d.body, tagList: d.tags }
@@ -117,7 +120,7 @@ export function editorPages(articles: ArticleReads, api: Api) {
       if (res.status === 200 || res.status === 201) return redirect(articlePath(res.body.article.slug))
       uncacheable(ctx)
       // nothing written: the form keeps the version it was opened on
-      if (res.status === 422) return page(form(ctx.path, d, errorLines(res), seen ?? undefined), 422)
+      if (res.status === 422) return page(ctx, form(ctx.path, d, errorLines(res), seen ?? undefined), 422)
       return errorPage(ctx, res.status, errorLines(res))
     },
   }

@@ -80,6 +80,6 @@ ${popularTags}
 </div>
 </div>
 </div>`
-    return { kind: 'page', status: 200, title: tag !== undefined ? `#${tag}` : 'Home', main, here: 'home' }
+    return { kind: 'page', status: 200, title: tag !== undefined ? `#${tag}` : following ? 'Your Feed' : 'Home', main, here: 'home' }
   }
 }

@@ -30,9 +30,15 @@ export function backTo(fields: URLSearchParams, fallback: string): string {
 /** The sign-in page, then back to `path`. */
 export const signInThen = (path: string) => `/login?back=${encodeURIComponent(path)}`
 
-/** The API's errors as a list (`.error-messages`), and a note under them; nothing when there are none. */
+/**
+ * The API's errors as a list (`.error-messages`), and a note under them; nothing when there are none.
+ * The page a refused form comes back on opens with focus on them, so a screen reader reads them
+ * first and a keyboard goes on from there.
+ */
 export const errorList = (errors: readonly string[], note: Html = html``): Html =>
-  errors.length ? html`<div role="alert"><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul>${note}</div>` : html``
+  errors.length
+    ? html`<div role="alert" class="form-errors" tabindex="-1" autofocus><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul>${note}</div>`
+    : html``
 
 /**
  * A form sent after its session ended (signed out in another tab, expired): it comes back with
@@ -50,13 +56,22 @@ ${extra}
 </div>`
 }
 
-/** The favorite button: a form that turns the favorite on or off, then comes back to `here`. */
+/** An article's place in a list: the list comes back there after its favorite button. */
+const previewId = (slug: string) => `article-${slug}`
+
+/**
+ * The favorite button: a form that turns the favorite on or off, then comes back to `here` (in a
+ * list, to the article's place in it). Its label says the state (no `aria-pressed` besides: "Unfavorite,
+ * pressed" said it twice); in a list it names the article, as ten alike would not.
+ */
 export function favoriteButton(a: ArticleJson, here: string, long: boolean): Html {
   const label = a.favorited ? (long ? 'Unfavorite Article' : 'Unfavorite') : long ? 'Favorite Article' : 'Favorite'
   const cls = a.favorited ? 'btn-primary' : 'btn-outline-primary'
+  const named = long ? html`` : html` aria-label="${label}: ${a.title} (${String(a.favoritesCount)})"`
   // (signed out, the same form: its action asks to sign in first)
-  const button = html`<button type="submit" class="btn btn-sm ${cls}${long ? '' : ' pull-xs-right'}" aria-pressed="${String(a.favorited)}"><i class="ion-heart" aria-hidden="true"></i> ${label} <span class="counter">(${a.favoritesCount})</span></button>`
-  return html`<form class="inline" method="post" action="${articlePath(a.slug)}/favorite">${back(here)}<input type="hidden" name="on" value="${a.favorited ? '0' : '1'}">${button}</form>`
+  const button = html`<button type="submit" class="btn btn-sm ${cls}${long ? '' : ' pull-xs-right'}"${named}><i class="ion-heart" aria-hidden="true"></i> ${label} <span class="counter">(${a.favoritesCount})</span></button>`
+  const to = long ? here : `${here}#${encodeURIComponent(previewId(a.slug))}`
+  return html`<form class="inline" method="post" action="${articlePath(a.slug)}/favorite">${back(to)}<input type="hidden" name="on" value="${a.favorited ? '0' : '1'}">${button}</form>`
 }
 
 /** The follow button: `Follow jake` / `Unfollow jake`. */
@@ -68,7 +83,7 @@ export function followButton(p: ProfileJson, here: string): Html {
 
 /** An article in a list. */
 export function preview(a: ArticleJson, here: string): Html {
-  return html`<div class="article-preview">
+  return html`<div class="article-preview" id="${previewId(a.slug)}">
 ${articleMeta(a, favoriteButton(a, here, false))}
 <a href="${articlePath(a.slug)}" class="preview-link">
 <h1>${a.title}</h1>

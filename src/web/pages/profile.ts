@@ -57,7 +57,8 @@ ${articleList(list, { here, page: pageNo, base })}
 </div>
 </div>
 </div>`
-    return { kind: 'page', status: 200, title: p.username, main, here: mine ? 'profile' : 'none' }
+    const title = favorites ? `Articles favorited by ${p.username}` : p.username
+    return { kind: 'page', status: 200, title, main, here: mine ? 'profile' : 'none' }
   }
 }
 
