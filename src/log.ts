@@ -41,8 +41,19 @@ export function createLogger(format: LogFormat, level: LogLevel, write: (line: s
   }
 }
 
+let dropsFailures = false
+/**
+ * A line that cannot be written is dropped: the reader of a pipe gone (`| head`), a full disk.
+ * Logging must not stop the service; a pipe's failure comes back thrown, a file's as an event.
+ */
 function defaultWrite(line: string) {
-  process.stdout.write(`${line}\n`)
+  if (!dropsFailures) {
+    dropsFailures = true
+    process.stdout.on('error', () => {})
+  }
+  try {
+    process.stdout.write(`${line}\n`)
+  } catch {}
 }
 
 export const silentLogger: Logger = createLogger('text', 'silent', () => {})
