@@ -21,6 +21,13 @@ export class DatabaseUnavailable extends Error {
 }
 
 /**
+ * The database stopped answering after a write's COMMIT was sent (the connection broke, the
+ * deadline passed): the write may be stored or not. Still the database out of reach, but its
+ * answer says so, and asks for no retry.
+ */
+export class OutcomeUnknown extends DatabaseUnavailable {}
+
+/**
  * A write that referred to a row another process deleted since the request
  * found it (a foreign key broken: SQLite's code, PostgreSQL's SQLSTATE 23503).
  * Every write looks its target up inside its transaction, so what is left is

@@ -1,6 +1,6 @@
 import { ValidationError } from 'elysia'
 import { isStorageFailure } from '../db/sqlite/open.ts'
-import { DatabaseUnavailable } from '../db/types.ts'
+import { DatabaseUnavailable, OutcomeUnknown } from '../db/types.ts'
 import { type ErrorMap, HttpError, JSON_CONTENT_TYPE } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { pathOf } from './url.ts'
@@ -16,6 +16,10 @@ function paramResource(errors: { path: string }[]): string {
 export const UNAVAILABLE_RETRY_AFTER = '2'
 /** The answer while the database cannot be reached: the client may retry shortly. */
 const UNAVAILABLE = new HttpError(503, { database: ['is unavailable; try again shortly'] }, { 'retry-after': UNAVAILABLE_RETRY_AFTER })
+/** A write the database stopped answering after its COMMIT was sent: sending it again could store it twice. */
+const UNCONFIRMED = new HttpError(503, {
+  database: ['did not confirm this write, which may have been stored; read before sending it again'],
+})
 const INTERNAL = new HttpError(500, { server: ['internal error'] })
 
 /** What an error answers, ours or the framework's (`code`: Elysia's name for it). */
@@ -31,6 +35,7 @@ function asHttpError(error: unknown, code: unknown): HttpError {
   }
   if (code === 'NOT_FOUND') return new HttpError(404, { route: ['not found'] })
   if (code === 'PARSE') return new HttpError(400, { body: ['is not valid JSON'] })
+  if (error instanceof OutcomeUnknown) return UNCONFIRMED
   if (unavailable(error)) return UNAVAILABLE
   return INTERNAL
 }
@@ -59,6 +64,7 @@ export function errorAnswer(
   const http = asHttpError(error, o.code)
   const where = o.request ? { method: o.request.method, path: pathOf(o.request.url) } : {}
   if (http === UNAVAILABLE) o.logger?.warn('database unavailable', { ...where, reason: unavailable(error)?.reason })
+  else if (http === UNCONFIRMED) o.logger?.warn('write not confirmed', { ...where, reason: (error as OutcomeUnknown).reason })
   else if (http === INTERNAL) o.logger?.error('unhandled error', where, error)
   return envelope(http.status, http.errors, { ...o.headers, ...http.headers })
 }

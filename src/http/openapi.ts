@@ -21,7 +21,8 @@ const ERROR_RESPONSES: Record<ErrorStatus, { description: string; example: Recor
     example: { login: ['too many failed attempts; try again later'] },
   },
   503: {
-    description: 'The database cannot be reached: retry after Retry-After seconds',
+    description:
+      'The database cannot be reached: retry after Retry-After seconds. Without Retry-After, a write whose COMMIT the database did not confirm: it may be stored, so read before sending it again',
     example: { database: ['is unavailable; try again shortly'] },
   },
 }

@@ -299,6 +299,42 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       proxy.close()
     }
   }, 90_000)
+  test('a write whose COMMIT reached the server but whose answer never came back: 503 saying it may be stored, no Retry-After', async () => {
+    const db = await binaryDatabase()
+    const url = new URL(db.env.DATABASE_URL!)
+    const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
+    url.host = `127.0.0.1:${proxy.port}`
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: url.toString() } })
+    const sql = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      proxy.cutAtCommit()
+      const res = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'Maybe stored', description: 'd', body: 'b' } },
+      })
+      expect({ status: res.status, body: res.body, retry: res.headers.get('retry-after') }).toEqual({
+        status: 503,
+        body: { errors: { database: ['did not confirm this write, which may have been stored; read before sending it again'] } },
+        retry: null,
+      })
+      // and it was stored: what the answer warned of
+      const [{ n }] = await sql`SELECT count(*)::int AS n FROM articles WHERE title = 'Maybe stored'`
+      expect(n).toBe(1)
+      expect(server.stdout()).toContain('write not confirmed')
+      // the next write goes through
+      const next = await api(server.url, 'POST', '/api/articles', {
+        token: user.token,
+        body: { article: { title: 'Surely stored', description: 'd', body: 'b' } },
+      })
+      expect(next.status).toBe(201)
+    } finally {
+      await sql.close()
+      await server.stop()
+      proxy.close()
+    }
+  }, 60_000)
+
   test('a database that refuses connections (maintenance): 503 with CORS and Retry-After, the reason logged, then served again', async () => {
     const db = await binaryDatabase()
     const name = new URL(db.env.DATABASE_URL!).pathname.slice(1)

@@ -6,13 +6,17 @@ import type { Socket, TCPSocketListener } from 'bun'
  * every connection open but passes no byte either way and accepts new ones
  * that never answer (a network gone silent), `up()` accepts and passes bytes
  * again (after a stall, the stalled connections are closed: their streams lost
- * bytes). Bytes are otherwise passed through untouched.
+ * bytes), `cutAtCommit()` lets the next `COMMIT` a client sends reach the
+ * server, then breaks that connection before any answer comes back (the
+ * server commits; the client cannot know). Bytes are otherwise passed
+ * through untouched.
  */
 export interface TcpProxy {
   port: number
   down(): void
   stall(): void
   up(): void
+  cutAtCommit(): void
   close(): void
 }
 
@@ -20,12 +24,17 @@ interface Pair {
   client: Socket<Pair>
   upstream?: Socket<{ client: Socket<Pair> }>
   pending: Uint8Array[]
+  /** the server's bytes are no longer passed to the client */
+  cut?: boolean
 }
+
+const COMMIT = Buffer.from('COMMIT')
 
 export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
   let listener: TCPSocketListener<Pair> | undefined
   let port = 0
   let stalled = false
+  let cutting = false
   const open = new Set<Pair>()
 
   const listen = () => {
@@ -49,7 +58,7 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
                 pair.pending = []
               },
               data(up, chunk) {
-                if (!stalled) up.data.client.write(chunk)
+                if (!stalled && !pair.cut) up.data.client.write(chunk)
               },
               close(up) {
                 up.data.client.end()
@@ -63,6 +72,17 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
         data(client, chunk) {
           const pair = client.data
           if (stalled) return
+          if (cutting && pair.upstream && Buffer.from(chunk).includes(COMMIT)) {
+            cutting = false
+            pair.cut = true
+            pair.upstream.write(chunk)
+            // the server has it and commits; its answer is dropped, then the connection broken
+            setTimeout(() => {
+              pair.client.terminate()
+              pair.upstream?.end()
+            }, 300)
+            return
+          }
           if (pair.upstream) pair.upstream.write(chunk)
           else pair.pending.push(new Uint8Array(chunk))
         },
@@ -95,6 +115,9 @@ export function tcpProxy(targetHost: string, targetPort: number): TcpProxy {
     },
     stall() {
       stalled = true
+    },
+    cutAtCommit() {
+      cutting = true
     },
     up() {
       if (stalled) {

@@ -92,26 +92,31 @@ export class PgChanges implements ChangeFeed {
    */
   async write<T>(fn: (tx: TransactionSQL, changed: (keys: readonly number[]) => void) => Promise<T>): Promise<T> {
     const changed: number[] = []
-    const attempt = (expired: () => boolean) =>
-      guardedTransaction(this.sql, expired, async (tx) => {
-        changed.length = 0
-        const logged: Promise<string>[] = []
-        const result = await fn(tx, (keys) => {
-          changed.push(...keys)
-          // sent at once, it travels with the write's next statement: no round trip of its own
-          const seq = tx`INSERT INTO changes (keys, at) VALUES (${logRow(keys)}, ${Date.now()}) RETURNING seq::text`
-            .execute()
-            .then((rows) => rows[0].seq as string)
-          seq.catch(() => {}) // awaited below, unless `fn` failed first (its failure is the one thrown)
-          logged.push(seq)
-        })
-        return { result, seqs: await Promise.all(logged) }
-      })
-    return write(async (expired) => {
+    const attempt = (expired: () => boolean, committing: () => void) =>
+      guardedTransaction(
+        this.sql,
+        expired,
+        async (tx) => {
+          changed.length = 0
+          const logged: Promise<string>[] = []
+          const result = await fn(tx, (keys) => {
+            changed.push(...keys)
+            // sent at once, it travels with the write's next statement: no round trip of its own
+            const seq = tx`INSERT INTO changes (keys, at) VALUES (${logRow(keys)}, ${Date.now()}) RETURNING seq::text`
+              .execute()
+              .then((rows) => rows[0].seq as string)
+            seq.catch(() => {}) // awaited below, unless `fn` failed first (its failure is the one thrown)
+            logged.push(seq)
+          })
+          return { result, seqs: await Promise.all(logged) }
+        },
+        committing,
+      )
+    return write(async (expired, committing) => {
       // a deadlock or serialization failure rolled everything back: safe to run again (the last one is a 503, see write())
       for (let tries = 1; ; tries++) {
         try {
-          const { result, seqs } = await attempt(expired)
+          const { result, seqs } = await attempt(expired, committing)
           // committed: this instance's caches learn it now, even if the request was answered 503 meanwhile
           if (seqs.length) this.committed(seqs, changed)
           return result

@@ -1,5 +1,5 @@
 import { SQL, type TransactionSQL } from 'bun'
-import { DatabaseUnavailable } from '../types.ts'
+import { DatabaseUnavailable, OutcomeUnknown } from '../types.ts'
 import { dbStats } from '../stats.ts'
 
 export interface ClientOptions {
@@ -81,19 +81,29 @@ export function isTimedOut(e: unknown): boolean {
  * moment, so a transaction still waiting (for a pooled connection, a lock, an
  * answer) can roll back instead of committing after its request was answered.
  */
-function withDeadline<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T> {
-  if (deadlineMs === 0) return fn(() => false)
+function withDeadline<T>(fn: (expired: () => boolean, committing: () => void) => Promise<T>): Promise<T> {
+  if (deadlineMs === 0)
+    return fn(
+      () => false,
+      () => {},
+    )
   let timer: Timer | undefined
   let over = false
+  // once a COMMIT is on its way, the deadline's answer cannot say the write failed
+  let sent = false
   const limit = deadlineMs
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       over = true
       dbStats.timeouts++
-      reject(new DatabaseUnavailable(new Error(`no answer from PostgreSQL within ${limit} ms`)))
+      const why = new Error(`no answer from PostgreSQL within ${limit} ms`)
+      reject(sent ? new OutcomeUnknown(why) : new DatabaseUnavailable(why))
     }, limit)
   })
-  return Promise.race([fn(() => over), expired]).finally(() => clearTimeout(timer))
+  const committing = () => {
+    sent = true
+  }
+  return Promise.race([fn(() => over, committing), expired]).finally(() => clearTimeout(timer))
 }
 
 /**
@@ -192,18 +202,20 @@ function counted(thrown: unknown, cause: unknown): unknown {
  * did not get past (see isConflict): 503. A statement the server timed out
  * rolled its transaction back. Past the deadline, `expired()` is true: a
  * transaction checks it when it gets its connection and before it commits
- * (guardedTransaction), so one answered 503 rolls back; only a COMMIT
- * already on its way when the deadline passes may still land, as with any
- * connection lost before the acknowledgment.
+ * (guardedTransaction), so one answered 503 rolls back. A COMMIT already on
+ * its way when the deadline passes, or the connection breaks, may land: that
+ * 503 is OutcomeUnknown, which says so rather than "try again".
  */
-export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T> {
+export function write<T>(fn: (expired: () => boolean, committing: () => void) => Promise<T>): Promise<T> {
   dbStats.writes++
-  return withDeadline(async (expired) => {
+  return withDeadline(async (expired, committing) => {
     dbStats.inFlight++
     try {
-      return await fn(expired)
+      return await fn(expired, committing)
     } catch (e) {
-      throw counted(isUnavailable(e) || isTimedOut(e) || isConflict(e) ? new DatabaseUnavailable(e) : e, e)
+      const unavailable =
+        e instanceof DatabaseUnavailable ? e : isUnavailable(e) || isTimedOut(e) || isConflict(e) ? new DatabaseUnavailable(e) : e
+      throw counted(unavailable, e)
     } finally {
       dbStats.inFlight--
     }
@@ -217,7 +229,12 @@ export function write<T>(fn: (expired: () => boolean) => Promise<T>): Promise<T>
  * BEGIN is not awaited on its own (as `sql.begin` does): it travels with the
  * transaction's first statement, one round trip fewer per write.
  */
-export async function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn: (tx: TransactionSQL) => Promise<T>): Promise<T> {
+export async function guardedTransaction<T>(
+  sql: SQL,
+  expired: () => boolean,
+  fn: (tx: TransactionSQL) => Promise<T>,
+  committing: () => void,
+): Promise<T> {
   const conn = await sql.reserve()
   try {
     if (expired()) throw new Abandoned()
@@ -227,7 +244,13 @@ export async function guardedTransaction<T>(sql: SQL, expired: () => boolean, fn
       const out = await fn(conn as unknown as TransactionSQL)
       await begun
       if (expired()) throw new Abandoned()
-      await conn`COMMIT`
+      committing()
+      try {
+        await conn`COMMIT`
+      } catch (e) {
+        // the connection broke with the COMMIT sent: the server may have committed
+        throw isUnavailable(e) ? new OutcomeUnknown(e) : e
+      }
       return out
     } catch (e) {
       // after a failed COMMIT there is nothing to roll back; a broken connection cannot
