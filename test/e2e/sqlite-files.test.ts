@@ -1,9 +1,21 @@
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { chmodSync, chownSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { skipIf, why } from '../support/skip.ts'
-import { installBinary, isRoot, makeUnwritable, register, run, runCli, startServer, tempDir, unwritableSkip, useBinary } from './support.ts'
+import {
+  api,
+  installBinary,
+  isRoot,
+  makeUnwritable,
+  register,
+  run,
+  runCli,
+  startServer,
+  tempDir,
+  unwritableSkip,
+  useBinary,
+} from './support.ts'
 
 /**
  * The files the binary keeps beside a SQLite database: who may read them,
@@ -34,6 +46,41 @@ skipIf(why.sqliteOnly).describe('the SQLite files', () => {
     const fresh = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABASE_PATH: other } })
     expect(mode(other)).toBe('600')
     await fresh.stop()
+  }, 60_000)
+
+  test('the database file removed or replaced under a running server: 503 and /ready 503, no write acknowledged into the lost file', async () => {
+    for (const how of ['removed', 'replaced'] as const) {
+      const cwd = tempDir()
+      const db = join(cwd, 'c.db')
+      const server = await startServer(binary(), { env: { HOST: '127.0.0.1', DATABASE_PATH: db, LOG_LEVEL: 'warn' } })
+      try {
+        const user = await register(server.url)
+        const write = () =>
+          api(server.url, 'POST', '/api/articles', {
+            token: user.token,
+            body: { article: { title: 'Into what?', description: 'd', body: 'b' } },
+          })
+        expect((await write()).status).toBe(201)
+        for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true })
+        // replaced: a backup put in its place while the server runs, a new file at the path
+        if (how === 'replaced') expect((await runCli(binary(), ['migrate', '--db', db], { cwd })).code).toBe(0)
+        // the path is checked once a second
+        await Bun.sleep(1_200)
+        const refused = await write()
+        expect({ how, status: refused.status, body: refused.body }).toEqual({
+          how,
+          status: 503,
+          body: { errors: { database: ['is unavailable; try again shortly'] } },
+        })
+        expect({ how, ready: (await api(server.url, 'GET', '/ready')).status }).toEqual({ how, ready: 503 })
+        // (removed: the checkpointer's own connection may have made a new file at the path meanwhile)
+        expect(server.stdout()).toMatch(
+          /reason="the database file \S+c\.db was (removed|replaced) while this process had it open: restart the service"/,
+        )
+      } finally {
+        await server.stop()
+      }
+    }
   }, 60_000)
 
   test('a write lock held by another process past busy_timeout: 503 with Retry-After, nothing written; then served', async () => {

@@ -1,5 +1,6 @@
 import { SLICE, trace } from '../../trace.ts'
 import type { Database } from 'bun:sqlite'
+import { statSync } from 'node:fs'
 import { fromLog, logRow } from '../../keys/keys.ts'
 import { EVERYTHING, Versions } from '../../keys/versions.ts'
 import { dbStats } from '../stats.ts'
@@ -7,6 +8,16 @@ import { DatabaseUnavailable } from '../types.ts'
 import { CHANGE_RETENTION_MS, type ChangeFeed, type ChangeStats } from '../store.ts'
 import { isStorageFailure } from './open.ts'
 import { ChangeSignal } from './signal.ts'
+
+/** A file's device and inode, or undefined when the path names nothing. */
+function identity(path: string): string | undefined {
+  try {
+    const st = statSync(path)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * With the signal (signal.ts), SQLite is still asked at least this often: a
@@ -72,6 +83,12 @@ export class SqliteChanges implements ChangeFeed {
   /** the signal: null until the first request or write opens it (commands like `migrate` leave no file) */
   private signalFile: ChangeSignal | undefined | null = null
 
+  /** the database file this process opened (device and inode), and when the path was last checked to name it */
+  private readonly file: string | undefined
+  private fileAt = Date.now()
+  /** why this process no longer serves: the file at the path is not the one it has open */
+  private lost: DatabaseUnavailable | undefined
+
   /** `location`: the database file, beside which the signal lives (none for ':memory:', or where it cannot be made). */
   constructor(
     private readonly db: Database,
@@ -91,6 +108,7 @@ export class SqliteChanges implements ChangeFeed {
       this.serviceWrote.run()
       return { out, seq }
     })
+    this.file = location === ':memory:' ? undefined : identity(location)
     const newest = db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM changes').get()
     this.applied = newest?.seq ?? 0
     this.lastSeen = this.dataVersion.get()!.data_version
@@ -103,6 +121,7 @@ export class SqliteChanges implements ChangeFeed {
    * process's caches right after the commit.
    */
   write<T>(fn: (changed: (keys: readonly number[]) => void) => T): T {
+    if (this.lost) throw this.lost
     const changed: number[] = []
     dbStats.writes++
     let done: { out: unknown; seq: number }
@@ -167,6 +186,8 @@ export class SqliteChanges implements ChangeFeed {
 
   sync(): void {
     const now = Date.now()
+    if (now - this.fileAt >= SIGNAL_FALLBACK_MS) this.checkFile(now)
+    if (this.lost) throw this.lost
     const signal = this.signal
     if (signal !== undefined) {
       if (signal.read() === this.signalSeen && now - this.signalAt < SIGNAL_FALLBACK_MS) {
@@ -187,6 +208,32 @@ export class SqliteChanges implements ChangeFeed {
     const start = performance.now()
     this.readLog(now)
     trace.slice(start, SLICE.changes)
+  }
+
+  /**
+   * Whether the path still names the file this process has open. Removed or replaced under it (an
+   * operator restoring a backup while it runs, a worker that created a new one), this process
+   * would acknowledge writes no one reads again: it answers 503 instead, until the path names its
+   * file again. (A file overwritten in place keeps its inode: not seen here.)
+   */
+  private checkFile(now: number): void {
+    this.fileAt = now
+    if (this.file === undefined) return
+    const here = identity(this.location)
+    this.lost =
+      here === this.file
+        ? undefined
+        : new DatabaseUnavailable(
+            new Error(
+              `the database file ${this.location} was ${here === undefined ? 'removed' : 'replaced'} while this process had it open: restart the service`,
+            ),
+          )
+  }
+
+  /** Whether this process may serve its database: undefined, or why not (see checkFile). */
+  get problem(): DatabaseUnavailable | undefined {
+    this.checkFile(Date.now())
+    return this.lost
   }
 
   /** What the log says changed since the last read (sync, when the signal moved or a second passed). */

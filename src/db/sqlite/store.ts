@@ -39,7 +39,7 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     async ping() {
       try {
         ping.get()
-        return true
+        return changes.problem === undefined
       } catch {
         return false
       }
