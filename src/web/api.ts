@@ -59,5 +59,14 @@ export function apiClient(
 export function errorLines(answer: ApiAnswer): string[] {
   const errors = answer.body?.errors as Record<string, string[]> | undefined
   if (!errors) return [`something went wrong (${answer.status}); try again`]
-  return Object.entries(errors).flatMap(([key, messages]) => messages.map((m) => `${key} ${m}`))
+  // (the API's `credentials invalid` names no field a person sees)
+  return Object.entries(errors).flatMap(([key, messages]) =>
+    messages.map((m) => (key === 'credentials' ? `email or password is ${m}` : `${key} ${m}`)),
+  )
+}
+
+/** The form fields an answer's errors name, to be marked invalid (`credentials`: the sign-in form's two; `tagList`: the tags field). */
+export function invalidFields(answer: ApiAnswer): ReadonlySet<string> {
+  const keys = Object.keys((answer.body?.errors as Record<string, unknown> | undefined) ?? {})
+  return new Set(keys.flatMap((k) => (k === 'credentials' ? ['email', 'password'] : k === 'tagList' ? ['tags'] : [k])))
 }

@@ -241,7 +241,7 @@ describe('the web app over HTTP', () => {
     const wrong = await post(app, '/login', { email: ada.email, password: 'not-the-password' })
     expect(wrong.status).toBe(401)
     expect(wrong.cookie).toBeNull()
-    expect(shown(wrong.text)).toContain('credentials invalid')
+    expect(shown(wrong.text)).toContain('email or password is invalid')
     expect(wrong.text).toContain(`value="${ada.email}"`)
     expect(wrong.text).not.toContain('not-the-password')
 
@@ -408,6 +408,10 @@ describe('the web app over HTTP', () => {
     )
     expect(bob.status).toBe(422)
     expect(shown(bob.text)).toContain('email is invalid')
+    // the refused field says so, and points at the errors, which take the focus; the others do not
+    expect(bob.text).toMatch(/<input id="email"[^>]* aria-invalid="true" aria-describedby="form-errors">/)
+    expect(bob.text).not.toMatch(/<input id="username"[^>]*aria-invalid/)
+    expect(bob.text).toContain('<div role="alert" id="form-errors" class="form-errors" tabindex="-1" autofocus>')
     expect((await app.request('GET', '/api/user', { token: ada.token })).body.user.bio).toBeNull()
     expect((await app.request('GET', '/api/articles')).body.articlesCount).toBe(1)
     // a comment of spaces only: the article page with the API's error and the text as typed
@@ -416,6 +420,7 @@ describe('the web app over HTTP', () => {
     expect(shown(blank.text)).toContain("body can't be blank")
     expect(shown(blank.text)).toContain('Hello there')
     expect(fieldValue(blank.text, 'body')).toBe('  \n ')
+    expect(blank.text).toMatch(/<textarea id="comment-body"[^>]* aria-invalid="true" aria-describedby="form-errors">/)
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
 
     // someone else's article: its editor and its forms are refused

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
 import type { Api, ApiAnswer } from '../api.ts'
-import { errorLines } from '../api.ts'
+import { errorLines, invalidFields } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable } from '../context.ts'
 import { kept, seenField, textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
 import { type Here, profilePath } from '../layout.ts'
 import { endSession, startSession } from '../session.ts'
 import { errorPage } from './not-found.ts'
-import { backTo, errorList } from './parts.ts'
+import { backTo, errorList, invalidAttrs, NONE_INVALID } from './parts.ts'
 
 interface Deps {
   api: Api
@@ -17,8 +17,16 @@ interface Deps {
   secure(request: Request): boolean
 }
 
-const field = (name: string, type: string, placeholder: string, label: string, value = '', autocomplete = '') =>
-  html`<fieldset class="form-group"><label class="visually-hidden" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}></fieldset>`
+const field = (
+  invalid: ReadonlySet<string>,
+  name: string,
+  type: string,
+  placeholder: string,
+  label: string,
+  value = '',
+  autocomplete = '',
+) =>
+  html`<fieldset class="form-group"><label class="visually-hidden" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${invalidAttrs(invalid, name)}></fieldset>`
 
 interface Settings {
   image: string | null
@@ -44,7 +52,12 @@ export function accountPages({ api, ttlSeconds, secure }: Deps) {
     here,
   })
 
-  const authForm = (signUp: boolean, values: { username?: string; email?: string; back?: string }, errors: readonly string[]) =>
+  const authForm = (
+    signUp: boolean,
+    values: { username?: string; email?: string; back?: string },
+    errors: readonly string[],
+    invalid: ReadonlySet<string> = NONE_INVALID,
+  ) =>
     html`<div class="auth-page">
 <div class="container page">
 <div class="row">
@@ -53,9 +66,9 @@ export function accountPages({ api, ttlSeconds, secure }: Deps) {
 <p class="text-xs-center">${signUp ? html`<a href="/login">Have an account?</a>` : html`<a href="/register">Need an account?</a>`}</p>
 ${errorList(errors)}
 <form method="post" novalidate action="${signUp ? '/register' : '/login'}${values.back ? `?back=${encodeURIComponent(values.back)}` : ''}">
-${signUp ? field('username', 'text', 'Username', 'Username', values.username, 'username') : html``}
-${field('email', 'email', 'Email', 'Email', values.email, 'email')}
-${field('password', 'password', 'Password', 'Password', '', signUp ? 'new-password' : 'current-password')}
+${signUp ? field(invalid, 'username', 'text', 'Username', 'Username', values.username, 'username') : html``}
+${field(invalid, 'email', 'email', 'Email', 'Email', values.email, 'email')}
+${field(invalid, 'password', 'password', 'Password', 'Password', '', signUp ? 'new-password' : 'current-password')}
 <button class="btn btn-lg btn-primary pull-xs-right" type="submit">${signUp ? 'Sign up' : 'Sign in'}</button>
 </form>
 </div>
@@ -67,7 +80,7 @@ ${field('password', 'password', 'Password', 'Password', '', signUp ? 'new-passwo
   const signedIn = (ctx: Ctx, res: ApiAnswer, to: string): Outcome =>
     redirect(to, startSession(res.body.user.token as string, ttlSeconds, secure(ctx.request)))
 
-  const settingsForm = (u: Settings, errors: readonly string[], seen?: string) =>
+  const settingsForm = (u: Settings, errors: readonly string[], seen?: string, invalid: ReadonlySet<string> = NONE_INVALID) =>
     html`<div class="settings-page">
 <div class="container page">
 <div class="row">
@@ -77,11 +90,11 @@ ${errorList(errors)}
 <form method="post" novalidate action="/settings">
 ${seenField(seen)}
 <fieldset>
-${field('image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
-${field('username', 'text', 'Your Name', 'Username', u.username, 'username')}
-<fieldset class="form-group"><label class="visually-hidden" for="bio">Short bio about you</label>${textarea(html`id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you"`, u.bio ?? '')}</fieldset>
-${field('email', 'email', 'Email', 'Email', u.email, 'email')}
-${field('password', 'password', 'New Password', 'New password (leave empty to keep it)', '', 'new-password')}
+${field(invalid, 'image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
+${field(invalid, 'username', 'text', 'Your Name', 'Username', u.username, 'username')}
+<fieldset class="form-group"><label class="visually-hidden" for="bio">Short bio about you</label>${textarea(html`id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you"${invalidAttrs(invalid, 'bio')}`, u.bio ?? '')}</fieldset>
+${field(invalid, 'email', 'email', 'Email', 'Email', u.email, 'email')}
+${field(invalid, 'password', 'password', 'New Password', 'New password (leave empty to keep it)', '', 'new-password')}
 <button class="btn btn-lg btn-primary pull-xs-right" type="submit">Update Settings</button>
 </fieldset>
 </form>
@@ -107,7 +120,7 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       return page(
         'Sign in',
         'login',
-        authForm(false, { email: user.email, back: ctx.query.get('back') ?? undefined }, errorLines(res)),
+        authForm(false, { email: user.email, back: ctx.query.get('back') ?? undefined }, errorLines(res), invalidFields(res)),
         res.status,
       )
     },
@@ -121,7 +134,12 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       }
       const res = await api(ctx.request, 'POST', '/users', { body: { user } })
       if (res.status === 201) return signedIn(ctx, res, '/')
-      return page('Sign up', 'register', authForm(true, { username: user.username, email: user.email }, errorLines(res)), res.status)
+      return page(
+        'Sign up',
+        'register',
+        authForm(true, { username: user.username, email: user.email }, errorLines(res), invalidFields(res)),
+        res.status,
+      )
     },
 
     async settings(ctx: Ctx): Promise<Outcome> {
@@ -161,7 +179,7 @@ ${field('password', 'password', 'New Password', 'New password (leave empty to ke
       if (password) user.password = password
       const res = await api(ctx.request, 'PUT', '/user', { token: ctx.token, body: { user }, replacesSession: true })
       if (res.status === 200) return signedIn(ctx, res, profilePath(res.body.user.username))
-      return page('Settings', 'settings', settingsForm(shown, errorLines(res), seen ?? undefined), res.status)
+      return page('Settings', 'settings', settingsForm(shown, errorLines(res), seen ?? undefined, invalidFields(res)), res.status)
     },
 
     logout: async (ctx: Ctx): Promise<Outcome> => redirect('/', endSession(secure(ctx.request))),

@@ -1,7 +1,7 @@
 import type { ArticleReads } from '../../articles/reads.ts'
 import type { CommentReads } from '../../comments/reads.ts'
 import { HttpError } from '../../errors.ts'
-import { type Api, errorLines } from '../api.ts'
+import { type Api, errorLines, invalidFields } from '../api.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
 import { textarea, textareaText } from '../fields.ts'
 import { html } from '../html.ts'
@@ -15,6 +15,8 @@ import {
   errorList,
   favoriteButton,
   followButton,
+  invalidAttrs,
+  NONE_INVALID,
   SIGNED_OUT,
   signInBeside,
   signInThen,
@@ -33,6 +35,8 @@ interface RefusedComment {
   errors: readonly string[]
   body: string
   status: number
+  /** the fields the errors name */
+  invalid?: ReadonlySet<string>
 }
 
 /**
@@ -61,7 +65,7 @@ export function articlePage({ articles, comments, bodies }: Deps) {
     const comment = (c: CommentJson) => {
       const own = ctx.viewer?.username === c.author.username || mine
       return html`<div class="card">
-<div class="card-block"><p class="card-text">${c.body}</p></div>
+<div class="card-block"><p class="card-text" dir="auto">${c.body}</p></div>
 <div class="card-footer">
 <a class="comment-author" href="${profilePath(c.author.username)}" tabindex="-1" aria-hidden="true"><img class="comment-author-img" src="${avatar(c.author.image)}" alt=""></a>
 <a class="comment-author" href="${profilePath(c.author.username)}">${c.author.username}</a>
@@ -73,7 +77,7 @@ ${own ? html`<span class="mod-options"><form class="inline" method="post" action
     const main = html`<div class="article-page">
 <div class="banner">
 <div class="container">
-<h1>${a.title}</h1>
+<h1 dir="auto">${a.title}</h1>
 ${articleMeta(a, actions)}
 </div>
 </div>
@@ -92,7 +96,7 @@ ${tagList(a.tagList, true)}
 ${
   signedIn || refused
     ? html`${errorList(refused?.errors ?? [], signedIn ? undefined : signInBeside)}<form class="card comment-form" method="post" novalidate action="${here}/comments">
-<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label>${textarea(html`id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3"`, refused?.body ?? '')}</div>
+<div class="card-block"><label class="visually-hidden" for="comment-body">Your comment</label>${textarea(html`id="comment-body" class="form-control" name="body" placeholder="Write a comment..." rows="3"${invalidAttrs(refused?.invalid ?? NONE_INVALID, 'body')}`, refused?.body ?? '')}</div>
 <div class="card-footer"><img class="comment-author-img" src="${avatar(ctx.me?.image)}" alt=""><button type="submit" class="btn btn-sm btn-primary">Post Comment</button></div>
 </form>`
     : html`<p><a href="${signInThen(here)}">Sign in</a> or <a href="/register">sign up</a> to add comments on this article.</p>`
@@ -129,7 +133,7 @@ export function articleActions(api: Api, show: ReturnType<typeof articlePage>) {
       const body = textareaText(ctx.form.get('body') ?? '')
       if (!signedIn(ctx)) return show(ctx, { errors: SIGNED_OUT, body, status: 401 })
       const res = await api(ctx.request, 'POST', `/articles/${slug(ctx)}/comments`, { token: ctx.token, body: { comment: { body } } })
-      if (res.status === 422) return show(ctx, { errors: errorLines(res), body, status: 422 })
+      if (res.status === 422) return show(ctx, { errors: errorLines(res), body, status: 422, invalid: invalidFields(res) })
       if (res.status !== 201) throw new HttpError(res.status, res.body?.errors ?? {})
       return redirect(`${articlePath(ctx.params.slug!)}#comments`)
     },

@@ -1,11 +1,11 @@
 import type { ArticleReads } from '../../articles/reads.ts'
-import { type Api, errorLines } from '../api.ts'
+import { type Api, errorLines, invalidFields } from '../api.ts'
 import { type Ctx, type Outcome, redirect, uncacheable, use } from '../context.ts'
 import { kept, seenField, textarea, textareaText } from '../fields.ts'
 import { type Html, html } from '../html.ts'
 import { articlePath } from '../layout.ts'
 import { errorPage, orMissing } from './not-found.ts'
-import { type ArticleJson, errorList, SIGNED_OUT, signInBeside } from './parts.ts'
+import { type ArticleJson, errorList, invalidAttrs, NONE_INVALID, SIGNED_OUT, signInBeside } from './parts.ts'
 
 interface Draft {
   title: string
@@ -22,7 +22,7 @@ interface Draft {
  * the form comes back without it, nothing saved. The hidden first button is
  * the form's default, which Enter in a field presses: Publish, not a ×.
  */
-function form(action: string, d: Draft, errors: readonly string[], seen?: string, note?: Html) {
+function form(action: string, d: Draft, errors: readonly string[], seen?: string, note?: Html, invalid = NONE_INVALID) {
   return html`<div class="editor-page">
 <div class="container page">
 <div class="row">
@@ -32,11 +32,11 @@ ${errorList(errors, note)}
 <button type="submit" hidden tabindex="-1">Publish</button>
 ${seenField(seen)}
 <fieldset>
-<fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"></fieldset>
-<fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"></fieldset>
-<fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label>${textarea(html`id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)"`, d.body)}</fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"${invalidAttrs(invalid, 'title')}></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"${invalidAttrs(invalid, 'description')}></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label>${textarea(html`id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)"${invalidAttrs(invalid, 'body')}`, d.body)}</fieldset>
 <fieldset class="form-group">
-<label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off">
+<label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off"${invalidAttrs(invalid, 'tags')}>
 <div class="tag-list">${d.tags.map((t) => html`<span class="tag-default tag-pill"><button type="submit" class="tag-remove" name="untag" value="${t}" aria-label="Remove the tag ${t}"><i class="ion-close-round" aria-hidden="true"></i></button>${t}<input type="hidden" name="tag" value="${t}"></span>`)}</div>
 </fieldset>
 <button class="btn btn-lg pull-xs-right btn-primary" type="submit">Publish Article</button>
@@ -120,7 +120,7 @@ export function editorPages(articles: ArticleReads, api: Api) {
       if (res.status === 200 || res.status === 201) return redirect(articlePath(res.body.article.slug))
       uncacheable(ctx)
       // nothing written: the form keeps the version it was opened on
-      if (res.status === 422) return page(ctx, form(ctx.path, d, errorLines(res), seen ?? undefined), 422)
+      if (res.status === 422) return page(ctx, form(ctx.path, d, errorLines(res), seen ?? undefined, undefined, invalidFields(res)), 422)
       return errorPage(ctx, res.status, errorLines(res))
     },
   }

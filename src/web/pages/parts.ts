@@ -37,8 +37,15 @@ export const signInThen = (path: string) => `/login?back=${encodeURIComponent(pa
  */
 export const errorList = (errors: readonly string[], note: Html = html``): Html =>
   errors.length
-    ? html`<div role="alert" class="form-errors" tabindex="-1" autofocus><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul>${note}</div>`
+    ? html`<div role="alert" id="form-errors" class="form-errors" tabindex="-1" autofocus><ul class="error-messages">${errors.map((e) => html`<li>${e}</li>`)}</ul>${note}</div>`
     : html``
+
+/** No field refused. */
+export const NONE_INVALID: ReadonlySet<string> = new Set()
+
+/** A field's attributes when the API refused its value: invalid, described by the errors above the form. */
+export const invalidAttrs = (invalid: ReadonlySet<string>, name: string): Html =>
+  invalid.has(name) ? html` aria-invalid="true" aria-describedby="form-errors"` : html``
 
 /**
  * A form sent after its session ended (signed out in another tab, expired): it comes back with
@@ -86,8 +93,8 @@ export function preview(a: ArticleJson, here: string): Html {
   return html`<div class="article-preview" id="${previewId(a.slug)}">
 ${articleMeta(a, favoriteButton(a, here, false))}
 <a href="${articlePath(a.slug)}" class="preview-link">
-<h1>${a.title}</h1>
-<p>${a.description}</p>
+<h1 dir="auto">${a.title}</h1>
+<p dir="auto">${a.description}</p>
 <span>Read more...</span>
 ${tagList(a.tagList, true)}
 </a>

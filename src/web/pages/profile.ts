@@ -37,7 +37,7 @@ export function profilePage({ articles, profiles }: Deps, favorites: boolean) {
 <div class="col-xs-12 col-md-10 offset-md-1">
 <img src="${avatar(p.image)}" class="user-img" alt="">
 <h4>${p.username}</h4>
-<p>${p.bio ?? ''}</p>
+<p dir="auto">${p.bio ?? ''}</p>
 ${mine ? html`<a class="btn btn-sm btn-outline-secondary action-btn" href="/settings"><i class="ion-gear-a" aria-hidden="true"></i> Edit Profile Settings</a>` : followButton(p, here)}
 </div>
 </div>
