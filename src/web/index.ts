@@ -15,6 +15,7 @@ import type { Api } from './api.ts'
 import { errorLines } from './api.ts'
 import { ASSETS_PREFIX, assets } from './assets.ts'
 import { type Ctx, type Outcome, ReadQuery, viewerDeps } from './context.ts'
+import { html } from './html.ts'
 import { page } from './layout.ts'
 import { bodyRenderer } from './markdown.ts'
 import { accountPages } from './pages/account.ts'
@@ -229,7 +230,11 @@ export function webFeature(d: Deps) {
     if (away) d.logger.warn('database unavailable', { ...where, reason: away.reason })
     else d.logger.error('unhandled error', where, e)
     const message = unavailable ? 'The database is unavailable; try again shortly.' : 'Something went wrong on our side.'
-    return respond(unavailable ? 503 : 500, `<!doctype html><html lang="en"><title>Conduit</title><p>${message}</p></html>`, {
+    const title = unavailable ? 'Unavailable' : 'Something went wrong'
+    // the site's own layout (its files need no database), signed out: who is signed in is not known
+    const again = request.method === 'GET' ? html`<a href="${pathAndQuery(request.url)}">Try again</a>, or go` : html`Go`
+    const main = html`<div class="container page error-page"><h1>${title}</h1><p>${message}</p><p>${again} <a href="/">to the home page</a>.</p></div>`
+    return respond(unavailable ? 503 : 500, page({ title, me: null, here: 'none', main }).value, {
       ...headers,
       ...(unavailable ? { 'retry-after': UNAVAILABLE_RETRY_AFTER } : {}),
     })

@@ -277,7 +277,11 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       const page = await fetch(`${server.url}/`, { headers: { accept: 'text/html' } })
       expect(page.status).toBe(503)
       expect(page.headers.get('retry-after')).toBe('2')
-      expect(await page.text()).toContain('The database is unavailable; try again shortly.')
+      const shown = await page.text()
+      expect(shown).toContain('The database is unavailable; try again shortly.')
+      // in the site's layout, which needs no database: its stylesheet, and a way to try again
+      expect(shown).toContain('<link rel="stylesheet" href="/assets/')
+      expect(shown).toContain('<a href="/">Try again</a>, or go <a href="/">to the home page</a>.')
 
       proxy.up()
       let status = 0

@@ -642,6 +642,18 @@ describe('the web app over HTTP', () => {
     expect((await post(app, `/article/${slug}/comments/${id}/delete`, {}, { session: bob.token })).location).toBe(
       `/article/${slug}#comments`,
     )
+    // the settings' fields are filled: their labels are shown, not only read out
+    const settings = (await get(app, '/settings', { session: ada.token })).text
+    for (const [id, label] of [
+      ['image', 'URL of profile picture'],
+      ['username', 'Username'],
+      ['bio', 'Short bio about you'],
+      ['email', 'Email'],
+      ['password', 'New password (leave empty to keep it)'],
+    ])
+      expect(settings).toContain(`<label class="form-label" for="${id}">${label}</label>`)
+    // a page past the last says where the list ends
+    expect((await get(app, '/?page=99')).text).toContain('This list ends at <a href="/">page 1</a>.')
     // titles say which page it is
     expect(title((await get(app, '/?feed=following', { session: bob.token })).text)).toBe('Your Feed')
     expect(title((await get(app, `/profile/${ada.username}/favorites`)).text)).toBe(`Articles favorited by ${ada.username}`)

@@ -17,6 +17,7 @@ interface Deps {
   secure(request: Request): boolean
 }
 
+/** A form's field; its label shown (`shown`: the settings, whose fields are filled and would say nothing of what they are) or for screen readers only. */
 const field = (
   invalid: ReadonlySet<string>,
   name: string,
@@ -25,8 +26,9 @@ const field = (
   label: string,
   value = '',
   autocomplete = '',
+  shown = false,
 ) =>
-  html`<fieldset class="form-group"><label class="visually-hidden" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${invalidAttrs(invalid, name)}></fieldset>`
+  html`<fieldset class="form-group"><label class="${shown ? 'form-label' : 'visually-hidden'}" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${invalidAttrs(invalid, name)}></fieldset>`
 
 interface Settings {
   image: string | null
@@ -90,11 +92,11 @@ ${errorList(errors)}
 <form method="post" novalidate action="/settings">
 ${seenField(seen)}
 <fieldset>
-${field(invalid, 'image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '')}
-${field(invalid, 'username', 'text', 'Your Name', 'Username', u.username, 'username')}
-<fieldset class="form-group"><label class="visually-hidden" for="bio">Short bio about you</label>${textarea(html`id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you"${invalidAttrs(invalid, 'bio')}`, u.bio ?? '')}</fieldset>
-${field(invalid, 'email', 'email', 'Email', 'Email', u.email, 'email')}
-${field(invalid, 'password', 'password', 'New Password', 'New password (leave empty to keep it)', '', 'new-password')}
+${field(invalid, 'image', 'text', 'URL of profile picture', 'URL of profile picture', u.image ?? '', '', true)}
+${field(invalid, 'username', 'text', 'Your Name', 'Username', u.username, 'username', true)}
+<fieldset class="form-group"><label class="form-label" for="bio">Short bio about you</label>${textarea(html`id="bio" class="form-control form-control-lg" rows="8" name="bio" placeholder="Short bio about you"${invalidAttrs(invalid, 'bio')}`, u.bio ?? '')}</fieldset>
+${field(invalid, 'email', 'email', 'Email', 'Email', u.email, 'email', true)}
+${field(invalid, 'password', 'password', 'New Password', 'New password (leave empty to keep it)', '', 'new-password', true)}
 <button class="btn btn-lg btn-primary pull-xs-right" type="submit">Update Settings</button>
 </fieldset>
 </form>

@@ -112,12 +112,17 @@ export function articleList(
   list: { articles: ArticleJson[]; articlesCount: number },
   o: { here: string; page: number; base: string; empty?: Html },
 ): Html {
-  if (list.articles.length === 0)
-    return html`<div class="article-preview empty-feed-message">${o.empty ?? 'No articles are here... yet.'}</div>`
   const pages = Math.ceil(list.articlesCount / PAGE_SIZE)
   const sep = o.base.includes('?') ? '&' : '?'
+  const href = (n: number) => (n === 1 ? o.base : `${o.base}${sep}page=${n}`)
+  if (list.articles.length === 0) {
+    // a page past the last (an old link, a list that shrank): where the list ends
+    if (pages > 0)
+      return html`<div class="article-preview empty-feed-message">This list ends at <a href="${href(pages)}">page ${pages}</a>.</div>`
+    return html`<div class="article-preview empty-feed-message">${o.empty ?? 'No articles are here... yet.'}</div>`
+  }
   const pageLink = (n: number) =>
-    html`<li class="page-item${n === o.page ? ' active' : ''}"><a class="page-link" href="${n === 1 ? o.base : `${o.base}${sep}page=${n}`}"${n === o.page ? html` aria-current="page"` : ''}>${n}</a></li>`
+    html`<li class="page-item${n === o.page ? ' active' : ''}"><a class="page-link" href="${href(n)}"${n === o.page ? html` aria-current="page"` : ''}>${n}</a></li>`
   return html`${list.articles.map((a) => preview(a, o.here))}
 ${pages > 1 ? html`<ul class="pagination" aria-label="Pages">${pageNumbers(o.page, pages).map(pageLink)}</ul>` : html``}`
 }
