@@ -63,10 +63,35 @@ export function errorAnswer(
 ): Response {
   const http = asHttpError(error, o.code)
   const where = o.request ? { method: o.request.method, path: pathOf(o.request.url) } : {}
-  if (http === UNAVAILABLE) o.logger?.warn('database unavailable', { ...where, reason: unavailable(error)?.reason })
+  if (http === UNAVAILABLE && o.logger) logUnavailable(o.logger, { ...where, reason: unavailable(error)?.reason })
   else if (http === UNCONFIRMED) o.logger?.warn('write not confirmed', { ...where, reason: (error as OutcomeUnknown).reason })
   else if (http === INTERNAL) o.logger?.error('unhandled error', where, error)
   return envelope(http.status, http.errors, { ...o.headers, ...http.headers })
+}
+
+/** When each (method, path, reason) last had its line, and how many answers since had none; per logger. */
+const outages = new WeakMap<Logger, Map<string, { at: number; more: number }>>()
+/** Kept apart at most: past that many, the record starts again (paths are the clients' to choose). */
+const OUTAGE_KEYS = 1_000
+
+/**
+ * The line of a 503 while the database is out of reach. Every request then gets one, and a line
+ * each flooded the log (23,000 in 10 s from two instances under load): a line per method, path
+ * and reason at most once a second, the next saying how many answers it stands for (`more`).
+ */
+export function logUnavailable(logger: Logger, fields: { method?: string; path?: string; reason?: string }): void {
+  let seen = outages.get(logger)
+  if (!seen) outages.set(logger, (seen = new Map()))
+  const key = `${fields.method} ${fields.path} ${fields.reason}`
+  const now = Date.now()
+  const last = seen.get(key)
+  if (last && now - last.at < 1_000) {
+    last.more++
+    return
+  }
+  if (seen.size >= OUTAGE_KEYS) seen.clear()
+  logger.warn('database unavailable', last?.more ? { ...fields, more: last.more } : fields)
+  seen.set(key, { at: now, more: 0 })
 }
 
 const envelope = (status: number, errors: ErrorMap, headers: Record<string, string>) =>

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts'
 import { HttpError } from '../errors.ts'
 import type { Tokens } from '../http/auth.ts'
 import { readBody, tooLarge } from '../http/body.ts'
-import { unavailable as databaseUnavailable, UNAVAILABLE_RETRY_AFTER } from '../http/error-envelope.ts'
+import { unavailable as databaseUnavailable, logUnavailable, UNAVAILABLE_RETRY_AFTER } from '../http/error-envelope.ts'
 import { lateBody } from '../http/respond.ts'
 import { pathAndQuery, pathOf } from '../http/url.ts'
 import type { Logger } from '../log.ts'
@@ -227,7 +227,7 @@ export function webFeature(d: Deps) {
     const where = { method: request.method, path: pathOf(request.url) }
     const away = databaseUnavailable(e)
     const unavailable = away !== undefined
-    if (away) d.logger.warn('database unavailable', { ...where, reason: away.reason })
+    if (away) logUnavailable(d.logger, { ...where, reason: away.reason })
     else d.logger.error('unhandled error', where, e)
     const message = unavailable ? 'The database is unavailable; try again shortly.' : 'Something went wrong on our side.'
     const title = unavailable ? 'Unavailable' : 'Something went wrong'

@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { expect, test } from 'bun:test'
+import { expect, setSystemTime, test } from 'bun:test'
 import { errorAnswer } from '../../src/http/error-envelope.ts'
 import { createLogger } from '../../src/log.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -35,6 +35,28 @@ skipIf(why.sqlitePass).describe('errorAnswer', () => {
     expect(lines[0]).toEndWith(
       ' WARN database unavailable method=POST path=/api/users/login reason="database or disk is full (SQLITE_FULL)"',
     )
+  })
+
+  test('an outage answers every request 503, and logs a line per method, path and reason at most once a second, the next counting the rest', () => {
+    const lines: string[] = []
+    const logger = createLogger('text', 'info', (l) => lines.push(l))
+    const e = sqliteFull()
+    const send = (path: string) => errorAnswer(e, { logger, request: new Request(`http://x${path}`, { method: 'POST' }) }).status
+    try {
+      setSystemTime(new Date('2026-11-29T12:00:00.000Z'))
+      expect([send('/api/articles'), send('/api/articles'), send('/api/articles'), send('/api/users/login')]).toEqual([503, 503, 503, 503])
+      setSystemTime(new Date('2026-11-29T12:00:00.999Z'))
+      send('/api/articles')
+      setSystemTime(new Date('2026-11-29T12:00:01.000Z'))
+      send('/api/articles')
+    } finally {
+      setSystemTime()
+    }
+    expect(lines.map((l) => l.slice(l.indexOf(' WARN')))).toEqual([
+      ' WARN database unavailable method=POST path=/api/articles reason="database or disk is full (SQLITE_FULL)"',
+      ' WARN database unavailable method=POST path=/api/users/login reason="database or disk is full (SQLITE_FULL)"',
+      ' WARN database unavailable method=POST path=/api/articles reason="database or disk is full (SQLITE_FULL)" more=3',
+    ])
   })
 
   test('any other SQLite error is a fault: 500, logged with its stack', async () => {
