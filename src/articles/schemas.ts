@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { unprocessable } from '../errors.ts'
+import { paging } from '../http/schemas.ts'
 import { requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
 import { MAX_FILTER_VALUES } from './query.ts'
@@ -62,11 +63,7 @@ const Names = (what: string) =>
     itemsName: 'values',
     description: `${what}; repeat the parameter for several values (ANY of them, at most ${MAX_FILTER_VALUES})`,
   })
-/** Plain decimal digits in the query (`+5`, `1e1` or `1.5` are refused: see src/http/query.ts). */
-const Paging = {
-  limit: t.Optional(Type.Integer({ minimum: 1, default: 20, description: 'how many articles; above 100 counts as 100' })),
-  offset: t.Optional(Type.Integer({ minimum: 0, default: 0, description: 'how many matching articles to skip' })),
-}
+const Paging = paging('articles')
 export const ListQuery = t.Object({
   tag: t.Optional(Names('a tag, matched exactly')),
   author: t.Optional(Names("an author's username")),

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 
 /**
@@ -11,3 +12,12 @@ export const ErrorBody = t.Object(
 
 /** A string column that may be null in responses. */
 export const NullableString = t.Union([t.String(), t.Null()])
+
+/**
+ * A list's page in the query, counted in `what` (`articles`): `limit` and `offset`, plain
+ * decimal digits (`+5`, `1e1` or `1.5` are refused: see query.ts).
+ */
+export const paging = (what: string) => ({
+  limit: t.Optional(Type.Integer({ minimum: 1, default: 20, description: `how many ${what}; above 100 counts as 100` })),
+  offset: t.Optional(Type.Integer({ minimum: 0, default: 0, description: `how many matching ${what} to skip` })),
+})
