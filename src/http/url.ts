@@ -41,6 +41,8 @@ export const API_PREFIX = '/api'
 /** The probes: liveness (answers while the process runs) and readiness (while it may take traffic). */
 export const HEALTH_PATH = '/health'
 export const READY_PATH = '/ready'
+/** Where Prometheus scrapes (src/metrics/endpoint.ts). */
+export const METRICS_PATH = '/metrics'
 
 /** Whether `s` has the path `path` at `at`: the whole path, or followed by `/` or a query. */
 export function hasPathAt(s: string, path: string, at = 0): boolean {

@@ -1,10 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import { HttpError } from '../errors.ts'
+import { METRICS_PATH } from '../http/url.ts'
 import { CONTENT_TYPE } from './exposition.ts'
 import type { ServiceMetrics } from './service.ts'
-
-export const METRICS_PATH = '/metrics'
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest()
 const refuse = (message: 'is missing' | 'is invalid') => new HttpError(401, { token: [message] }, { 'www-authenticate': 'Bearer' })

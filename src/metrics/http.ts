@@ -1,5 +1,5 @@
 import type { Family } from './exposition.ts'
-import { HEALTH_PATH, READY_PATH } from '../http/url.ts'
+import { API_PREFIX, HEALTH_PATH, METRICS_PATH, READY_PATH } from '../http/url.ts'
 
 /** Route labels that are not a declaration's template. */
 export const ROUTE = {
@@ -8,9 +8,9 @@ export const ROUTE = {
   health: HEALTH_PATH,
   /** the pages that say what the server is (src/http/home.ts) */
   home: '/',
-  apiRoot: '/api',
+  apiRoot: API_PREFIX,
   ready: READY_PATH,
-  metrics: '/metrics',
+  metrics: METRICS_PATH,
   docs: 'docs',
 } as const
 
