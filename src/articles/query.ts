@@ -6,14 +6,16 @@ const MAX_LIMIT = 100
 /** Values one filter may take at once: each is an index walk, and a page merges them. */
 export const MAX_FILTER_VALUES = 10
 
-/** The filters, usernames normalised; several values of one filter are ANY. */
+/** The filters, usernames normalised; several values of one filter are ANY, a repeat adding nothing. */
 export function filtersOf(q: { tag?: string[]; author?: string[]; favorited?: string[] }): ListFilters {
   // a value with U+0000 names nothing that can be stored: it matches nothing, as '' does
   const named = (v: string) => (v.includes('\u0000') ? '' : v)
+  // `?author=jake&author=JAKE` is one author: the stores count what they are given
+  const distinct = (values: string[] | undefined, key: (v: string) => string) => (values ? [...new Set(values.map(key))] : [])
   return {
-    tag: q.tag?.map(named) ?? [],
-    author: q.author?.map((v) => usernameKey(named(v))) ?? [],
-    favorited: q.favorited?.map((v) => usernameKey(named(v))) ?? [],
+    tag: distinct(q.tag, named),
+    author: distinct(q.author, (v) => usernameKey(named(v))),
+    favorited: distinct(q.favorited, (v) => usernameKey(named(v))),
   }
 }
 

@@ -55,9 +55,8 @@ function pageDeps(filters: ListFilters): number[] {
   return deps
 }
 
-/** A canonical key for a filter set: values are a set (ANY), so their order does not matter. */
-const filterKey = (f: ListFilters) =>
-  JSON.stringify([[...new Set(f.tag)].sort(), [...new Set(f.author)].sort(), [...new Set(f.favorited)].sort()])
+/** A canonical key for a filter set: values are a set (ANY, without repeats: filtersOf), so their order does not matter. */
+const filterKey = (f: ListFilters) => JSON.stringify([[...f.tag].sort(), [...f.author].sort(), [...f.favorited].sort()])
 
 /**
  * Cached article reads. Lists are composed of parts cached apart and

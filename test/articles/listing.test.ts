@@ -321,6 +321,27 @@ describe('GET /api/articles', () => {
       expect(res.body.articlesCount).toBe(7)
     })
 
+    test('counts a value given twice, or spelled twice, once; and caches no other count', async () => {
+      const app = await conduitApp()
+      const [jake, jane] = await registerUsers(app, 2)
+      await createArticles(app, jake!.token, 3, ['t'])
+      await favorite(app, jane!.token, (await createArticle(app, jake!.token)).slug)
+      const name = jake!.username
+      for (const [key, values, count] of [
+        ['author', [name, name.toUpperCase(), name], 4],
+        ['tag', ['t', 't'], 3],
+        ['favorited', [jane!.username, jane!.username], 1],
+      ] as [string, string[], number][]) {
+        const repeated = await listArticles(app, [...values.map((v) => [key, v] as [string, string]), ['limit', 2]])
+        expect([key, repeated.body.articlesCount]).toEqual([key, count])
+        const once = await listArticles(app, [
+          [key, values[0]!],
+          ['limit', 2],
+        ])
+        expect([key, once.body.articlesCount]).toEqual([key, count])
+      }
+    })
+
     test('stops counting an author’s article once it is deleted', async () => {
       const app = await conduitApp()
       const jake = await registerUser(app)
