@@ -283,6 +283,18 @@ describe('the web app over HTTP', () => {
     expect({ dotted: empty.includes('Dotted'), other: empty.includes('Hello there') }).toEqual({ dotted: true, other: true })
   })
 
+  test('a tag no article can carry (U+0000) is a page of none, on both backends', async () => {
+    const { app } = await site()
+    for (const path of ['/tag/%00', '/?tag=%00', '/tag/a%00b']) {
+      const page = await get(app, path)
+      expect({ path, status: page.status, none: shown(page.text).includes('No articles are here') }).toEqual({
+        path,
+        status: 200,
+        none: true,
+      })
+    }
+  })
+
   test('signing in sends back where the reader was, but only to a page of this site', async () => {
     const { app, ada, slug } = await site()
     const login = (back: string) => post(app, `/login?back=${encodeURIComponent(back)}`, { email: ada.email, password: ada.password })

@@ -1,3 +1,4 @@
+import { filtersOf } from '../../articles/query.ts'
 import type { ArticleReads } from '../../articles/reads.ts'
 import type { Built } from '../../cache/cache.ts'
 import { type Ctx, type Outcome, redirect, use } from '../context.ts'
@@ -43,7 +44,7 @@ export function homePage({ articles, tags }: Deps) {
     const [listed, popular] = await Promise.all([
       following
         ? articles.feed(page, ctx.viewerId)
-        : articles.list(tag === undefined ? NO_FILTERS : { ...NO_FILTERS, tag: [tag] }, page, ctx.viewerId),
+        : articles.list(tag === undefined ? NO_FILTERS : filtersOf({ tag: [tag] }), page, ctx.viewerId),
       tags(),
     ])
     const list = use<{ articles: ArticleJson[]; articlesCount: number }>(ctx, listed)
