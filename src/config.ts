@@ -43,6 +43,8 @@ export interface Config {
     perPair: number
     /** failures per account from any address within the window before 429 */
     perAccount: number
+    /** failures per client address over all accounts within the window before 429 */
+    perAddress: number
     windowSeconds: number
   }
   registrationThrottle: {
@@ -91,7 +93,7 @@ export const defaults: Config = {
   logLevel: 'info',
   trustProxy: false,
   passwordHash: { memoryCost: 19456, timeCost: 2 },
-  loginThrottle: { enabled: true, perPair: 10, perAccount: 100, windowSeconds: 15 * 60 },
+  loginThrottle: { enabled: true, perPair: 10, perAccount: 100, perAddress: 50, windowSeconds: 15 * 60 },
   registrationThrottle: { enabled: true, perAddress: 20, windowSeconds: 60 * 60 },
   requestTimeoutSeconds: 30,
   shutdownGraceMs: 4000,
@@ -175,6 +177,7 @@ export const environment = {
   LOGIN_THROTTLE: 'throttle failed logins (default true)',
   LOGIN_THROTTLE_PER_PAIR: 'failures per account and address before 429 (default 10)',
   LOGIN_THROTTLE_PER_ACCOUNT: 'failures per account from all addresses before 429 (default 100)',
+  LOGIN_THROTTLE_PER_ADDRESS: 'failures per address over all accounts before 429 (default 50)',
   LOGIN_THROTTLE_WINDOW_SECONDS: 'window of the login throttle (default 900)',
   REGISTRATION_THROTTLE: 'throttle registrations per client address (default true)',
   REGISTRATION_THROTTLE_PER_ADDRESS: 'registrations per address in the window before 429 (default 20)',
@@ -267,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((s = v('LOGIN_THROTTLE'))) c.loginThrottle.enabled = boolean('LOGIN_THROTTLE', s)
   if ((s = v('LOGIN_THROTTLE_PER_PAIR'))) c.loginThrottle.perPair = integer('LOGIN_THROTTLE_PER_PAIR', s, 1, 1e6)
   if ((s = v('LOGIN_THROTTLE_PER_ACCOUNT'))) c.loginThrottle.perAccount = integer('LOGIN_THROTTLE_PER_ACCOUNT', s, 1, 1e6)
+  if ((s = v('LOGIN_THROTTLE_PER_ADDRESS'))) c.loginThrottle.perAddress = integer('LOGIN_THROTTLE_PER_ADDRESS', s, 1, 1e6)
   if ((s = v('LOGIN_THROTTLE_WINDOW_SECONDS')))
     c.loginThrottle.windowSeconds = integer('LOGIN_THROTTLE_WINDOW_SECONDS', s, 1, 7 * 24 * 3600)
   if ((s = v('REGISTRATION_THROTTLE'))) c.registrationThrottle.enabled = boolean('REGISTRATION_THROTTLE', s)

@@ -102,10 +102,11 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
       body: UpdateUserBody,
       normalize: normalizeUpdateBody,
       ok: { status: 200, schema: UserResponse },
-      errors: [400, 401, 409, 413, 415, 422],
+      errors: [400, 401, 409, 413, 415, 422, 429],
+      errorExamples: { 429: { email: [REGISTRATION_REFUSED] } },
       summary: 'Update current user',
       description:
-        'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token.',
+        'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token. An email found taken counts against the registration throttle of the client address (429 with Retry-After).',
       tag,
       handle: async ({ body, viewer, request }) => {
         const { password, ...rest } = body.user
@@ -114,7 +115,15 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
         // a new password bumps token_version: only the token that sent it and the fresh one below still work;
         // a web session's cookie takes the fresh one, so there its old token ends too
         const keptToken = passwordHash === undefined ? undefined : replacesSession(request) ? null : (viewer.tokenId ?? null)
-        const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
+        let user: UserRow | null
+        try {
+          user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
+        } catch (e) {
+          // a taken email tells what a registration's 409 tells: both spend the address's budget,
+          // or anyone signed in could ask of every email whether it has an account
+          if (e instanceof HttpError && e.errors.email) await registrationGuard.attempt(clientAddress(request), 'email')
+          throw e
+        }
         if (!user) throw unauthorized('is invalid')
         return reply(present(user))
       },

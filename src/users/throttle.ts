@@ -115,7 +115,11 @@ export const KNOWN_CLIENT_MS = 30 * 24 * 3600 * 1000
  *   distributed over many addresses. A client that logged in to the account
  *   within KNOWN_CLIENT_MS is exempt (its pair's limit still holds): without
  *   that, anyone who knows an email could lock its owner out by failing from
- *   a few addresses.
+ *   a few addresses;
+ * - per client over all accounts (`perAddress`): one password tried against
+ *   many accounts (spraying), each try an argon2 verification. The accounts
+ *   a client logged in to are exempt as above, so a busy NAT's users still
+ *   reach their own.
  * Every attempt counts as a failure until it succeeds (then its pair is
  * cleared): a burst of concurrent guesses cannot all slip through while their
  * password checks are still running. A client is an address, or an IPv6 /64
@@ -125,7 +129,10 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
   const stats: ThrottleStats = { refused: 0 }
   if (!settings.enabled) return { async attempt() {}, async succeeded() {}, stats }
   const windowMs = settings.windowSeconds * 1000
-  const keysOf = (email: string, address: string) => [digest('pair', email, clientOf(address)), digest('account', email)] as const
+  const keysOf = (email: string, address: string) => {
+    const client = clientOf(address)
+    return [digest('pair', email, client), digest('account', email), digest('client', client)] as const
+  }
   const knownKey = (email: string, address: string) => digest(KNOWN, email, clientOf(address))
   const refused = (w: WindowState, t: number) => {
     stats.refused++
@@ -135,14 +142,19 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
     stats,
     async attempt(email, address) {
       const t = now()
-      const [pair, account] = await store.hit(keysOf(email, address), windowMs, t)
+      const [pair, account, client] = await store.hit(keysOf(email, address), windowMs, t)
       if (pair!.hits > settings.perPair) throw refused(pair!, t)
-      if (account!.hits > settings.perAccount && !(await store.open(knownKey(email, address), t))) throw refused(account!, t)
+      for (const [w, limit] of [
+        [account!, settings.perAccount],
+        [client!, settings.perAddress],
+      ] as const)
+        if (w.hits > limit && !(await store.open(knownKey(email, address), t))) throw refused(w, t)
     },
     async succeeded(email, address) {
-      const [pair, account] = keysOf(email, address)
+      const [pair, account, client] = keysOf(email, address)
       await store.reset(pair)
       await store.undo(account)
+      await store.undo(client)
       // 30 days from the latest login, not the first
       await store.renew(knownKey(email, address), KNOWN_CLIENT_MS, now())
     },
@@ -150,8 +162,11 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
 }
 
 export interface RegistrationGuard {
-  /** Counts a registration attempt from `address`; throws a 429 past the limit. */
-  attempt(address: string): Promise<void>
+  /**
+   * Counts a registration attempt from `address`, or an email change that met a taken email:
+   * both tell whether an email is taken. Throws a 429 past the limit, naming `field`.
+   */
+  attempt(address: string, field?: 'registration' | 'email'): Promise<void>
   readonly stats: ThrottleStats
 }
 
@@ -166,12 +181,12 @@ export function registrationThrottle(
   const windowMs = settings.windowSeconds * 1000
   return {
     stats,
-    async attempt(address) {
+    async attempt(address, field = 'registration') {
       const t = now()
       const [w] = await store.hit([digest('register', clientOf(address))], windowMs, t)
       if (w!.hits > settings.perAddress) {
         stats.refused++
-        throw refuse('registration', REGISTRATION_REFUSED, w!.resetAt, t)
+        throw refuse(field, REGISTRATION_REFUSED, w!.resetAt, t)
       }
     },
   }

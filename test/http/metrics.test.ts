@@ -125,7 +125,7 @@ describe('GET /metrics', () => {
     const app = await testApp({
       ...cheap,
       metricsToken: TOKEN,
-      loginThrottle: { enabled: true, perPair: 2, perAccount: 100, windowSeconds: 60 },
+      loginThrottle: { enabled: true, perPair: 2, perAccount: 100, perAddress: 1000, windowSeconds: 60 },
     })
     const refusals = async () => sample((await scrape(app)).text, 'conduit_throttle_refusals_total', 'throttle="login"')
     expect(await refusals()).toBe(0)

@@ -34,7 +34,7 @@ async function apps() {
     ...cheap,
     metricsToken: 'request-id-test-token',
     bodyLimitBytes: 1024,
-    loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 },
+    loginThrottle: { enabled: true, perPair: 1, perAccount: 100, perAddress: 1000, windowSeconds: 60 },
   })
   const lines: Record<string, unknown>[] = []
   const logger = createLogger('json', 'info', (l) => lines.push(JSON.parse(l)))

@@ -55,7 +55,7 @@ describe('security headers on API responses', () => {
     const app = await testApp({
       ...cheap,
       bodyLimitBytes: 4096,
-      loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 },
+      loginThrottle: { enabled: true, perPair: 1, perAccount: 100, perAddress: 1000, windowSeconds: 60 },
     })
     const jake = await registerUser(app)
     const jane = await registerUser(app)
@@ -136,7 +136,10 @@ describe('security headers on API responses', () => {
   })
 
   test('a 429 carries Retry-After and the same headers as any error', async () => {
-    const app = await testApp({ ...cheap, loginThrottle: { enabled: true, perPair: 1, perAccount: 100, windowSeconds: 60 } })
+    const app = await testApp({
+      ...cheap,
+      loginThrottle: { enabled: true, perPair: 1, perAccount: 100, perAddress: 1000, windowSeconds: 60 },
+    })
     const jake = await registerUser(app)
     await app.request('POST', '/api/users/login', {
       body: { user: { email: jake.email, password: 'wrong password' } },
@@ -230,6 +233,7 @@ const throttle = (overrides: Partial<Config['loginThrottle']> = {}): Config['log
   enabled: true,
   perPair: 10,
   perAccount: 100,
+  perAddress: 1000,
   windowSeconds: 900,
   ...overrides,
 })

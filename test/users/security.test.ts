@@ -43,7 +43,7 @@ describe('the login throttle', () => {
       expect(res.status).toBe(401)
     }
     const keys = (await app.db.all<{ key: string }>('SELECT key FROM throttle')).map((r) => r.key)
-    expect(keys).toHaveLength(6) // a pair and an account window per email
+    expect(keys).toHaveLength(7) // a pair and an account window per email, one for the address
     expect(new Set(keys.map((k) => k.replace(/^[a-z]+:/, '').length))).toEqual(new Set([22]))
     expect(keys.join()).not.toContain('example.com')
   })
@@ -53,7 +53,7 @@ describe('the login throttle', () => {
     for (let i = 0; i < 10; i++) {
       await app.request('POST', '/api/users/login', { body: { user: { email: `u${i}@example.com`, password: 'wrong-password' } } })
     }
-    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(20)
+    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(21)
     await throttleOn(app.store).purge(Date.now(), 5)
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(5)
     await Bun.sleep(1100)
@@ -68,10 +68,11 @@ describe('the login throttle', () => {
     expect((await login('victim@example.com')).status).toBe(429)
     // newer windows of one hit each, as a flood of made-up emails makes them
     for (let i = 0; i < 12; i++) await login(`flood${i}@example.com`)
-    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(26)
+    expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(27)
     await throttleOn(app.store).purge(Date.now(), 10)
     expect(await app.db.count('SELECT count(*) FROM throttle')).toBe(10)
-    expect(await app.db.count('SELECT count(*) FROM throttle WHERE hits >= 4')).toBe(2)
+    // the victim's pair and account, and the flooding address's own window
+    expect(await app.db.count('SELECT count(*) FROM throttle WHERE hits >= 4')).toBe(3)
     expect((await login('victim@example.com')).status).toBe(429)
   })
 
@@ -80,7 +81,7 @@ describe('the login throttle', () => {
     const store = throttleOn(app.store)
     const DAY = 24 * 3600 * 1000
     let t = Date.now()
-    const guard = loginThrottle({ enabled: true, perPair: 10, perAccount: 2, windowSeconds: 900 }, store, () => t)
+    const guard = loginThrottle({ enabled: true, perPair: 10, perAccount: 2, perAddress: 1000, windowSeconds: 900 }, store, () => t)
     const owner = 'owner@example.com'
     await guard.attempt(owner, '203.0.113.1')
     await guard.succeeded(owner, '203.0.113.1')
@@ -177,7 +178,7 @@ describe('client addresses', () => {
   }, 20_000)
 
   test('failures from many addresses lock an account only to clients it has not signed in from: its owner’s still signs in', async () => {
-    await onPeers({ loginThrottle: { enabled: true, perPair: 10, perAccount: 20, windowSeconds: 900 } }, async (port) => {
+    await onPeers({ loginThrottle: { enabled: true, perPair: 10, perAccount: 20, perAddress: 1000, windowSeconds: 900 } }, async (port) => {
       const owner = { username: 'owner', email: 'owner@example.com', password: 'the-right-password' }
       const login = (from: string, password: string) => postFrom(from, port, '/api/users/login', { user: { email: owner.email, password } })
       expect((await postFrom('127.0.0.4', port, '/api/users', { user: owner })).status).toBe(201)
@@ -190,6 +191,33 @@ describe('client addresses', () => {
       expect((await login('127.0.0.4', 'one-typo-wrong')).status).toBe(401)
       const owners = await login('127.0.0.4', owner.password)
       expect({ status: owners.status, username: owners.body.user?.username }).toEqual({ status: 200, username: 'owner' })
+    })
+  }, 20_000)
+
+  test('one password tried against many accounts from one address is stopped there; its own accounts and other addresses still sign in', async () => {
+    const throttle = { enabled: true, perPair: 10, perAccount: 100, perAddress: 5, windowSeconds: 900 }
+    await onPeers({ loginThrottle: throttle }, async (port) => {
+      const user = (n: string) => ({ username: n, email: `${n}@example.com`, password: `${n}-right-password` })
+      const login = (from: string, u: { email: string; password: string }) =>
+        postFrom(from, port, '/api/users/login', { user: { email: u.email, password: u.password } })
+      const mine = user('mine')
+      const other = user('other')
+      for (const u of [mine, other]) expect((await postFrom('127.0.0.4', port, '/api/users', { user: u })).status).toBe(201)
+      // this address signed in to `mine` before: its successes spend nothing
+      for (let i = 0; i < 3; i++) expect((await login('127.0.0.2', mine)).status).toBe(200)
+      const sprayed = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => login('127.0.0.2', { ...user(`victim${i}`), password: 'Summer2026!' })),
+      )
+      expect(sprayed.map((r) => r.status)).toEqual([401, 401, 401, 401, 401])
+      const sixth = await login('127.0.0.2', { ...user('victim5'), password: 'Summer2026!' })
+      expect({ status: sixth.status, errors: sixth.body.errors }).toEqual({
+        status: 429,
+        errors: { login: ['too many failed attempts; try again later'] },
+      })
+      // refused before its password is checked: the right one is refused too
+      expect((await login('127.0.0.2', other)).status).toBe(429)
+      expect((await login('127.0.0.2', mine)).status).toBe(200)
+      expect((await login('127.0.0.3', other)).status).toBe(200)
     })
   }, 20_000)
 
@@ -353,6 +381,27 @@ describe('registration', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(refused.body).toEqual({ errors: { registration: ['too many attempts from this address; try again later'] } })
     expect(await app.db.count("SELECT count(*) FROM users WHERE username = 'fourth'")).toBe(0)
+  })
+
+  test('an email change that meets a taken email spends the same budget: nobody signed in can ask of every email', async () => {
+    const app = await testApp({ ...cheap, registrationThrottle: { enabled: true, perAddress: 3, windowSeconds: 60 } })
+    const [taken, prober] = [await registerUser(app), await registerUser(app)]
+    const put = (user: object) => app.request('PUT', '/api/user', { token: prober.token, body: { user } })
+    // its own email, and a free one: no budget spent
+    expect((await put({ email: prober.email, bio: 'same email' })).status).toBe(200)
+    expect((await put({ email: `moved-${prober.email}` })).status).toBe(200)
+    expect((await put({ email: taken.email, username: taken.username })).body).toEqual({
+      errors: { email: ['has already been taken'], username: ['has already been taken'] },
+    })
+    const refused = await put({ email: taken.email })
+    expect({ status: refused.status, body: refused.body }).toEqual({
+      status: 429,
+      body: { errors: { email: ['too many attempts from this address; try again later'] } },
+    })
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    // a taken username tells nothing of emails, and other changes go on
+    expect((await put({ username: taken.username })).status).toBe(409)
+    expect((await put({ bio: 'still mine' })).body.user).toMatchObject({ email: `moved-${prober.email}`, bio: 'still mine' })
   })
 })
 
