@@ -69,7 +69,7 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
           email         = COALESCE(${c.email ?? null}::text, email),
           password_hash = COALESCE(${hash}::text, password_hash),
           token_version = token_version + CASE WHEN ${hash}::text IS NULL THEN 0 ELSE 1 END,
-          kept_token    = CASE WHEN ${hash}::text IS NULL THEN kept_token ELSE ${c.keptToken ?? null}::text END,
+          kept_token    = CASE WHEN ${hash}::text IS NULL THEN kept_token ELSE ${c.keptToken ?? null}::text || ':' || (token_version + 1) END,
           bio           = CASE WHEN ${c.bio !== undefined} THEN ${c.bio ?? null}::text ELSE bio END,
           image         = CASE WHEN ${c.image !== undefined} THEN ${c.image ?? null}::text ELSE image END
         WHERE id = ${id}

@@ -54,7 +54,7 @@ export function sqliteUserSql(db: Database): UserWriteSql {
        email         = COALESCE(:email, email),
        password_hash = COALESCE(:hash, password_hash),
        token_version = token_version + (:hash IS NOT NULL),
-       kept_token    = CASE WHEN :hash IS NOT NULL THEN :kept ELSE kept_token END,
+       kept_token    = CASE WHEN :hash IS NOT NULL THEN :kept || ':' || (token_version + 1) ELSE kept_token END,
        bio           = CASE WHEN :setBio THEN :bio ELSE bio END,
        image         = CASE WHEN :setImage THEN :image ELSE image END
      WHERE id = :id

@@ -7,7 +7,11 @@ export interface UserRow {
   bio: string | null
   image: string | null
   token_version: number
-  /** the id of the token that changed the password last: it verifies whatever its version */
+  /**
+   * `<id>:<version>`: the token that changed the password last, and the token_version that change
+   * made. It verifies while token_version is that one: any later bump (a change by a build that
+   * does not know this column, or by hand) ends it too.
+   */
   kept_token: string | null
 }
 export interface Credentials extends UserRow {

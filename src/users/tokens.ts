@@ -67,7 +67,11 @@ export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadS
       const at = caches.versions.clock
       const user = await users.byId(claims.sub)
       // a deleted user, or a token issued before the last password change other than the one that made it
-      if (!user || (user.token_version !== claims.ver && (claims.jti === undefined || claims.jti !== user.kept_token)))
+      // (kept for the version that change made only: store.ts)
+      if (
+        !user ||
+        (user.token_version !== claims.ver && (claims.jti === undefined || `${claims.jti}:${user.token_version}` !== user.kept_token))
+      )
         throw unauthorized('is invalid')
       const viewer = { id: user.id, username: user.username, usernameKey: usernameKey(user.username), tokenId: claims.jti }
       verifiedTokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)

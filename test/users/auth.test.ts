@@ -314,6 +314,21 @@ describe('tokens that are present but unusable', () => {
     for (const token of [user.token, changed.body.user.token]) expect((await app.request('GET', '/api/user', { token })).status).toBe(200)
   })
 
+  test('the token kept by a password change is kept for that change only: a later bump by other hands ends it', async () => {
+    const app = await testApp()
+    const [twice, bumped] = [await registerUser(app), await registerUser(app)]
+    const change = (token: string, password: string) => app.request('PUT', '/api/user', { token, body: { user: { password } } })
+    // one token sends two changes: kept through both
+    expect((await change(twice.token, 'a new password')).status).toBe(200)
+    expect((await change(twice.token, 'a newer password')).status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: twice.token })).status).toBe(200)
+    // the version moved on past the change, as a build that does not know the kept token (or an operator) moves it
+    expect((await change(bumped.token, 'a new password')).status).toBe(200)
+    await app.db.run('UPDATE users SET token_version = token_version + 1 WHERE username = ?', bumped.username)
+    const res = await app.request('GET', '/api/user', { token: bumped.token })
+    expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: invalid })
+  })
+
   test('a token of an earlier version (no id of its own) is revoked by a password change like any other', async () => {
     const app = await testApp()
     const user = await registerUser(app)
