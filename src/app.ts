@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
 import { articlesFeature } from './articles/index.ts'
 import { CACHE_BUDGET_MB, createCaches } from './cache/caches.ts'
@@ -196,6 +196,11 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
     caches,
     /** the metrics, when METRICS_TOKEN is set (server.ts starts the lag probe and links a worker to its siblings) */
     metrics,
+    /**
+     * Where the token secret comes from, and the first 8 hex digits of its SHA-256, for the
+     * start-up line: instances that must accept each other's tokens show the same.
+     */
+    tokenSecret: `${config.jwtSecret ? 'JWT_SECRET' : 'database'}:${createHash('sha256').update(secret).digest('hex').slice(0, 8)}`,
     /** every declared route: the one declaration both dispatchers and the OpenAPI document come from */
     declared: routes,
     /** each feature's reads and writes (tests, and what composes on the app) */

@@ -112,7 +112,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
   const url = `http://${config.host}:${server.port}`
   // where a person goes: the site and its API's documentation
   const site = serverOrigin(config.host, server.port ?? config.port)
-  logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, worker })
+  logger.info('listening', { url: `${site}/`, docs: `${site}${DOCS_PAGE}`, database: store.location, tokenSecret: app.tokenSecret, worker })
   // set by the operator, or by `conduit serve` for a host or container with little memory (src/cli/runtime.ts)
   if (first && (config.leanMemory || config.cacheMb !== defaults.cacheMb)) {
     logger.info('memory settings', {

@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createHash } from 'node:crypto'
 import { version } from '../../package.json'
 import { helpText } from '../../src/cli/help.ts'
 import { COMMANDS } from '../../src/cli/registry.ts'
@@ -111,6 +112,8 @@ const cgroupMissing = (() => {
 
 // Checked once when the file loads: the no-PORT test needs the default port.
 const defaultPortFree = portIsFree(3000)
+
+const fingerprint = (secret: string) => createHash('sha256').update(secret).digest('hex').slice(0, 8)
 
 skipIf(why.sqlitePass).describe('the compiled binary', () => {
   test('serves the API from an empty directory with no environment but PORT, and keeps conduit.db next to itself', async () => {
@@ -357,11 +360,23 @@ skipIf(why.sqlitePass).describe('the compiled binary', () => {
       const site = `http://${shown}:${server.port}`
       const out = await server.waitForStdout((o) => o.includes('listening'))
       const line = out.split('\n').find((l) => l.includes('listening'))
-      expect(line).toContain(`listening url=${site}/ docs=${site}/swagger database=${join(server.dir, 'conduit.db')}`)
+      expect(line).toContain(`listening url=${site}/ docs=${site}/swagger database=${join(server.dir, 'conduit.db')} tokenSecret=database:`)
       // a new file is migrated, and that is said before it begins (it blocks the process while it runs)
       expect(out).toMatch(/INFO migrating the database database=\S+conduit\.db from=0 to=\d+\n[^\n]+INFO database migrated /)
       expect((await server.stop()).code).toBe(0)
+      // the secret it made and kept, named by a fingerprint only: instances that must agree show the same
+      const db = new Database(join(server.dir, 'conduit.db'), { readonly: true })
+      const kept = db.query<{ value: string }, []>("SELECT value FROM settings WHERE key = 'jwt_secret'").get()!.value
+      db.close()
+      expect(line).toContain(` tokenSecret=database:${fingerprint(kept)}`)
+      expect(line).not.toContain(kept)
     }
+    const secret = 'an operator-chosen secret of forty characters'
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', JWT_SECRET: secret } })
+    const out = await server.waitForStdout((o) => o.includes('listening'))
+    expect(out).toContain(` tokenSecret=JWT_SECRET:${fingerprint(secret)}`)
+    expect(out).not.toContain(secret)
+    expect((await server.stop()).code).toBe(0)
   }, 60_000)
 
   test('a variable it does not read, near one it reads, is named at start with the one meant; the default is used', async () => {
