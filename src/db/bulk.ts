@@ -64,7 +64,11 @@ export interface BulkLoad {
   /** Runs `load` in one transaction, triggers aside; then recounts and moves sequences past `floors` (highest ids ever). */
   load(fn: (target: BulkTarget) => Promise<void>, floors?: Partial<Record<Table, number>>): Promise<void>
   count(table: Table): Promise<number>
+  /** The signing secret kept in the database, if a server made one. */
+  secret(): Promise<string | undefined>
 }
+
+const SECRET = "SELECT value FROM settings WHERE key = 'jwt_secret'"
 
 const columns = (t: Table) => Object.keys(TABLES[t])
 
@@ -94,6 +98,7 @@ export function sqliteBulk(db: Database, log: SqliteBulkLog): BulkLoad {
   const count = async (t: Table) => db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n
   return {
     count,
+    secret: async () => db.query<{ value: string }, []>(SECRET).get()?.value,
     async load(fn, floors = {}) {
       const triggers = db.query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").all()
       const statements = new Map(
@@ -150,6 +155,7 @@ export function postgresBulk(sql: SQL, log: PostgresBulkLog): BulkLoad {
   }
   return {
     count,
+    secret: async () => (await sql.unsafe(SECRET))[0]?.value as string | undefined,
     async load(fn, floors = {}) {
       const committed = await sql.begin(async (tx: TransactionSQL) => {
         // the counter triggers aside (the tables are ours: no superuser needed); every counter recomputed below

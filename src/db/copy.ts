@@ -25,6 +25,8 @@ const ORDER: Partial<Record<Table, string>> = {
 
 export interface CopyReport {
   tables: { table: Table; source: number; target: number }[]
+  /** The target held a signing secret of its own (a server started on it), now the source's. */
+  secretReplaced: boolean
 }
 
 /**
@@ -46,6 +48,7 @@ export async function copyDatabase(
     if (n > 0) present[t] = n
   }
   if (Object.keys(present).length) throw new TargetNotEmpty(present)
+  const targetSecret = await target.secret()
 
   source.run('BEGIN') // one snapshot of the source for the whole copy
   try {
@@ -82,7 +85,7 @@ export async function copyDatabase(
     }, floors)
     const tables: CopyReport['tables'] = []
     for (const t of TABLE_NAMES) tables.push({ table: t, source: totals[t], target: await target.count(t) })
-    return { tables }
+    return { tables, secretReplaced: targetSecret !== undefined && targetSecret !== (await target.secret()) }
   } finally {
     source.run('COMMIT')
   }

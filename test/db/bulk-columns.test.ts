@@ -51,6 +51,7 @@ describe('the columns conduit copy and seed load', () => {
     const widths: string[] = []
     const recorder: BulkLoad = {
       count: async () => 0,
+      secret: async () => undefined,
       load: async (fn) =>
         fn({
           count: async () => 0,

@@ -77,6 +77,11 @@ export const copyCommand: Command = {
       }
       if (wrong.length) throw new CliError(`copy: ${wrong.map((t) => t.table).join(', ')} differ after the copy; the target is not usable`)
       console.log(`copied ${source} to ${store.location} in ${((performance.now() - t0) / 1000).toFixed(1)} s; every table's count matches`)
+      // a server started on the target made a secret and holds it in memory: the copied tokens fail there until it restarts
+      if (report.secretReplaced)
+        console.error(
+          `copy: warning: ${store.location} had a signing secret of its own, now the source's (its tokens keep working): restart any instance already serving it, which holds the old one until then`,
+        )
       return 0
     } catch (e) {
       if (e instanceof TargetNotEmpty) throw new UsageError(`copy: ${e.message} at ${store.location}; copy needs an empty database`)
