@@ -426,4 +426,18 @@ skipIf(why.sqlitePass).describe('every command, every mistake: one line, one sta
       line: `conduit: cannot reach the server http://127.0.0.1:${port}/health: the connection was refused; is conduit running there? Check the port and host in --port/PORT and --host/HOST`,
     })
   }, 30_000)
+
+  test('a server that takes the connection and does not answer (healthcheck): 1, not a wrong port', async () => {
+    // as a server migrating a large SQLite database is: the port bound, the process busy
+    const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    try {
+      const r = await mistake(['healthcheck', '--port', String(silent.port)])
+      expect(r).toEqual({
+        code: 1,
+        line: `conduit: the server http://127.0.0.1:${silent.port}/health did not answer within 3 s: it is stuck or very busy; one migrating a SQLite database answers nothing until done (see its log)`,
+      })
+    } finally {
+      silent.stop(true)
+    }
+  }, 30_000)
 })
