@@ -10,7 +10,7 @@ export interface Tokens {
   /** As `authenticate`, against the database now: what it verified before is forgotten first. */
   recheck(header: string | undefined): Promise<Viewer | null>
   /**
-   * Without any work: 0 for no header, the user id for a token verified
+   * Without any work: 0 for no header (or one without a token), the user id for a token verified
    * earlier and still valid, undefined when it would take a full check.
    */
   verified(header: string | undefined): number | undefined

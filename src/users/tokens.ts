@@ -19,6 +19,8 @@ interface VerifiedToken {
 }
 
 const SCHEME = /^(?:Token|Bearer) +(\S+)\s*$/i
+/** A header with no token in it (empty, or a scheme alone): what a signed-out client sends as `Token ${''}`; no token. */
+const BLANK = /^\s*(?:(?:Token|Bearer)\s*)?$/i
 /** Longer than any token this service issues (about 200 characters): refused before any work. */
 const MAX_TOKEN_LENGTH = 1024
 
@@ -43,7 +45,8 @@ export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadS
     verified(header) {
       if (header === undefined) return 0
       const token = tokenOf(header)
-      return token === undefined ? undefined : fresh(token)?.id
+      if (token === undefined) return BLANK.test(header) ? 0 : undefined
+      return fresh(token)?.id
     },
     issue(user) {
       const iat = Math.floor(Date.now() / 1000)
@@ -59,7 +62,10 @@ export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadS
     async authenticate(header) {
       if (header === undefined) return null
       const token = tokenOf(header)
-      if (token === undefined) throw unauthorized('is invalid')
+      if (token === undefined) {
+        if (BLANK.test(header)) return null
+        throw unauthorized('is invalid')
+      }
       const known = fresh(token)
       if (known) return { id: known.id, username: known.username, usernameKey: known.usernameKey, tokenId: known.tokenId }
       const claims = verifyToken(secret, token)
