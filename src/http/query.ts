@@ -37,7 +37,9 @@ const decode = (s: string): string => {
 
 const isList = (s: TSchema): boolean => s.type === 'array'
 const isInteger = (s: TSchema): boolean => s.type === 'integer'
-const DIGITS = /^\d{1,30}$/
+const DIGITS = /^\d+$/
+/** A whole number however long: past what a double holds (~309 digits) it is the largest one (limit and offset clamp). */
+const whole = (v: string) => Math.min(Number(v), Number.MAX_VALUE)
 
 /** The reader of the query `schema` declares; without a schema every parameter is unknown. */
 export function queryReader<Q = Record<string, unknown>>(schema: TObject | undefined): QueryReader<Q> {
@@ -62,7 +64,7 @@ export function queryReader<Q = Record<string, unknown>>(schema: TObject | undef
         const v = eq < 0 ? '' : decode(pair.slice(eq + 1))
         if (lists.has(name)) ((value[name] as string[] | undefined) ?? (value[name] = [] as string[])).push(v)
         else if (name in value) (repeated ??= []).push(name)
-        else value[name] = integers.has(name) && DIGITS.test(v) ? Number(v) : v
+        else value[name] = integers.has(name) && DIGITS.test(v) ? whole(v) : v
       }
     }
     if (repeated === undefined && check.Check(value)) return { ok: true, value: value as Q, known }

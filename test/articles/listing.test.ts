@@ -81,7 +81,7 @@ describe('GET /api/articles', () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticles(app, jake.token, 3)
-    for (const offset of ['3', '50', '99999999999999999999']) {
+    for (const offset of ['3', '50', '99999999999999999999', '9'.repeat(31), '9'.repeat(400)]) {
       const res = await listArticles(app, [['offset', offset]])
       expect(res.status).toBe(200)
       expect(res.body).toEqual({ articles: [], articlesCount: 3 })
