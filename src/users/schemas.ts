@@ -11,7 +11,8 @@ export const Username = text('username', 1, 40, {
     '1-40 letters, digits, `_`, `-`, `.` (stored in Unicode NFKC; no invisible characters, no mixing of scripts); unique ignoring ASCII case',
 })
 export const Email = text('email', 1, 254, {
-  valid: (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(v),
+  // no control characters: an email is printed by tools that read the database (a terminal's escapes)
+  valid: (v) => /^[^\s@\p{Cc}]+@[^\s@.\p{Cc}]+(\.[^\s@.\p{Cc}]+)+$/u.test(v),
   description: 'stored lower-cased; unique',
 })
 export const Password = { ...text('password', 8, 256, { allowNul: true }), writeOnly: true }
