@@ -12,6 +12,12 @@ const FILES: Record<string, { path: string; type: string }> = {
 }
 
 export const ASSETS_PREFIX = '/assets/'
+/** An SVG opened by itself is a document of the site's origin: it may run nothing, nor be framed. */
+const FILE_HEADERS = {
+  'cache-control': 'public, max-age=31536000, immutable',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+}
 
 /**
  * A file under /assets/, read once: its URLs carry the release (layout.ts),
@@ -25,9 +31,6 @@ export function assets() {
     if (!file) return undefined
     let body = bytes.get(name)
     if (!body) bytes.set(name, (body = Bun.file(file.path).bytes()))
-    return body.then(
-      (b) =>
-        new Response(b, { headers: { ...headers, 'content-type': file.type, 'cache-control': 'public, max-age=31536000, immutable' } }),
-    )
+    return body.then((b) => new Response(b, { headers: { ...headers, ...FILE_HEADERS, 'content-type': file.type } }))
   }
 }

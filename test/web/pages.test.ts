@@ -170,6 +170,16 @@ describe('the web app over HTTP', () => {
     }
     const other = await request(app, 'PUT', '/login', 'x=1', { headers: { 'sec-fetch-site': 'same-origin' } })
     expect(other.status).toBe(405)
+    // the site's files: kept a year, never sniffed; an SVG opened by itself runs nothing
+    for (const path of ['/assets/app.js', '/assets/style.css', '/assets/favicon.svg', '/assets/default-avatar.svg']) {
+      const file = await get(app, path)
+      expect({
+        path,
+        status: file.status,
+        nosniff: file.headers.get('x-content-type-options'),
+        csp: file.headers.get('content-security-policy')?.split('; ')[0],
+      }).toEqual({ path, status: 200, nosniff: 'nosniff', csp: "default-src 'none'" })
+    }
     // the names of an object's built-in properties are no files
     for (const path of [
       '/assets/constructor',
