@@ -2,12 +2,12 @@ import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { unprocessable } from '../errors.ts'
 import { paging } from '../http/schemas.ts'
-import { requireObjectWrapper, text } from '../http/validation.ts'
+import { isBlank, requireObjectWrapper, text } from '../http/validation.ts'
 import { Profile } from '../profiles/schemas.ts'
 import { MAX_FILTER_VALUES } from './query.ts'
 
-const Title = text('title', 1, 200, { description: 'trimmed; 1-200 characters' })
-const Description = text('description', 1, 1000, { description: 'trimmed; 1-1,000 characters' })
+const Title = text('title', 1, 200, { notBlank: true, description: 'trimmed; 1-200 characters, not blank' })
+const Description = text('description', 1, 1000, { notBlank: true, description: 'trimmed; 1-1,000 characters, not blank' })
 const Body = text('article-body', 1, 100_000, {
   notBlank: true,
   description: 'Markdown, stored exactly as sent; 1-100,000 characters, not blank',
@@ -89,7 +89,7 @@ export function normalizeArticleBody(body: unknown): void {
     if (typeof a[k] === 'string') a[k] = (a[k] as string).trim()
   }
   if (Array.isArray(a.tagList) && a.tagList.every((x) => typeof x === 'string')) {
-    a.tagList = [...new Set((a.tagList as string[]).map((x) => x.trim()).filter(Boolean))]
+    a.tagList = [...new Set((a.tagList as string[]).map((x) => x.trim()).filter((x) => !isBlank(x)))]
   }
 }
 

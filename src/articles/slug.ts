@@ -1,6 +1,6 @@
 /**
  * Slugs per the contract: lower-cased, NFKD with the accents of Latin, Greek and Cyrillic letters
- * dropped, every run of characters other than letters, their marks and digits (any script)
+ * and the invisible letters and marks (Hangul fillers) dropped, every run of characters other than letters, their marks and digits (any script)
  * turned into one `-`, trimmed of `-`, recomposed (NFC), at most 100 characters; "article" when
  * nothing is left. Other scripts keep their marks (Devanagari's vowel signs, Japanese voicing
  * marks: dropping them changes the word) and recomposition gives Hangul its syllables back, so a
@@ -17,6 +17,8 @@ export function slugify(title: string): string {
     .toLowerCase()
     .normalize('NFKD')
     .replace(/([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{M}+/gu, '$1')
+    // letters and marks with no look of their own (Hangul fillers): a slug must read as it is
+    .replace(/[\p{Default_Ignorable_Code_Point}&&[\p{L}\p{M}]]+/gv, '')
     .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
     // a mark with no letter before it is left over, not part of a word
     .replace(/(^|-)\p{M}+/gu, '$1')

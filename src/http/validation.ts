@@ -26,9 +26,15 @@ export function codePoints(v: string, stopAfter = Infinity): number {
 }
 
 /**
+ * Text that shows nothing: spaces, and the characters that have no look of their own (zero-width
+ * spaces and joiners, Hangul fillers, which count as letters) or look like a space (U+2800).
+ */
+export const isBlank = (v: string) => /^[\s\p{Default_Ignorable_Code_Point}\u2800]*$/u.test(v)
+
+/**
  * A string of `min`..`max` characters, optionally also `valid`, documented
  * under `format`. `notBlank`: stored exactly as sent (Markdown bodies, where
- * leading and trailing spaces matter), but blank once trimmed is refused.
+ * leading and trailing spaces matter), but blank (isBlank) is refused.
  */
 export function text(
   format: string,
@@ -51,7 +57,7 @@ export function text(
     charLimits.set(format, { min, max, notBlank, problem })
     FormatRegistry.Set(format, (v) => {
       const n = codePoints(v, max)
-      return n >= min && n <= max && !(notBlank && v.trim() === '') && (options.valid?.(v) ?? true) && problem?.(v) === undefined
+      return n >= min && n <= max && !(notBlank && isBlank(v)) && (options.valid?.(v) ?? true) && problem?.(v) === undefined
     })
   }
   const description = options.description ?? `${min}-${max.toLocaleString('en')} characters`
@@ -82,7 +88,7 @@ export function fieldMessage(e: Pick<ValueError, 'type' | 'schema' | 'value'>): 
       if (limits && typeof e.value === 'string') {
         const n = codePoints(e.value, limits.max)
         // an empty value is blank whatever the minimum (RealWorld 2.0: an empty password "can't be blank")
-        if (n === 0 || (limits.notBlank && e.value.trim() === '')) return "can't be blank"
+        if (n === 0 || (limits.notBlank && isBlank(e.value))) return "can't be blank"
         if (n < limits.min) return `is too short (minimum is ${limits.min} characters)`
         if (n > limits.max) return `is too long (maximum is ${limits.max} characters)`
         const problem = limits.problem?.(e.value)

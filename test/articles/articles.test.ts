@@ -69,7 +69,7 @@ describe('POST /api/articles', () => {
     const jake = await registerUser(app)
     const res = await post(app, jake.token, {
       ...valid,
-      tagList: [' dragons ', 'training', '', '   ', 'dragons', 'Zebra', 'apple', '\uff5e', '\u{1F600}'],
+      tagList: [' dragons ', 'training', '', '   ', '\u200b', '\u3164', 'dragons', 'Zebra', 'apple', '\uff5e', '\u{1F600}'],
     })
     expect(res.status).toBe(201)
     // code-point order: 'Z' < 'a', and U+FF5E < U+1F600 (UTF-16 order would put the emoji first)
@@ -262,7 +262,8 @@ describe('POST /api/articles', () => {
     test.each(['title', 'description', 'body'])('answers 422 for a blank %s', async (field) => {
       const app = await conduitApp()
       const jake = await registerUser(app)
-      for (const blank of ['', '  \n\t ']) {
+      // and what shows nothing: zero-width characters, a Hangul filler (a letter), the Braille blank
+      for (const blank of ['', '  \n\t ', '\u200b', ' \u3164 ', '\u2800\u2060', '\u115f\ufeff']) {
         const res = await post(app, jake.token, { ...valid, [field]: blank })
         expect(res.status).toBe(422)
         expect(res.body).toEqual({ errors: { [field]: ["can't be blank"] } })

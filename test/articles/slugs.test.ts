@@ -68,6 +68,14 @@ describe('slugify', () => {
     expect(slugify('- \u0301 x')).toBe('x')
   })
 
+  test('letters and marks with no look of their own are dropped: a slug reads as it looks', () => {
+    // Hangul fillers count as letters; a variation selector as a mark
+    expect(slugify('Hello\u3164World')).toBe('helloworld')
+    expect(slugify('a\u115f\u1160b \uffa0c')).toBe('ab-c')
+    expect(slugify('葛\u{E0100}城')).toBe('葛城')
+    expect(slugify('\u3164')).toBe('article')
+  })
+
   test('keeps at most 100 characters and never ends in a dash', () => {
     expect(SLUG_MAX).toBe(100)
     expect(slugify('a'.repeat(150))).toBe('a'.repeat(100))

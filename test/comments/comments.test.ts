@@ -72,6 +72,7 @@ describe('POST /api/articles/:slug/comments', () => {
   test.each([
     ['empty', ''],
     ['only whitespace', ' \n\t '],
+    ['only characters that show nothing', '\u200b\u2060 \u3164'],
   ])('answers 422 for an %s body', async (_, body) => {
     const app = await conduitApp()
     const jake = await registerUser(app)
