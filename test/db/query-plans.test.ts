@@ -425,3 +425,26 @@ skipIf(why.postgresOnly).describe('the change log’s statistics (PostgreSQL)', 
     expect((await stats()).last_vacuum).not.toBeNull()
   }, 60_000)
 })
+
+skipIf(why.postgresOnly).describe('the service’s PostgreSQL connections', () => {
+  // a statement estimated past jit_above_cost (a feed of thousands of authors) was compiled on each
+  // run, ~44 ms, several times what it takes; PgBouncer (prepare: false) gets no startup settings
+  test('run without JIT compilation', async () => {
+    const { connect } = await import('../../src/db/postgres/client.ts')
+    const url = await testDatabaseUrl()
+    const plain = new SQL({ url, max: 1 })
+    const serverDefault = (await plain.unsafe('SHOW jit'))[0].jit as string
+    await plain.close()
+    for (const [prepare, jit] of [
+      [true, 'off'],
+      [false, serverDefault],
+    ] as const) {
+      const sql = connect(url, { poolMax: 1, prepare })
+      try {
+        expect({ prepare, jit: (await sql.unsafe('SHOW jit'))[0].jit }).toEqual({ prepare, jit })
+      } finally {
+        await sql.close()
+      }
+    }
+  })
+})
