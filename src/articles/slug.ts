@@ -30,11 +30,11 @@ export function slugify(title: string): string {
 }
 
 /**
- * The suffix number to start a base's counter at: the smallest N >= 2 whose
+ * The suffix number to start a base's counter at: the smallest N >= `from` (2) whose
  * `base-N` is not in `taken` (the contract's "next free"). Used once per
  * base, the first time it is taken twice; the counter goes on from there.
  */
-export function firstFreeSuffix(base: string, taken: Iterable<string>): number {
+export function firstFreeSuffix(base: string, taken: Iterable<string>, from = 2): number {
   const used = new Set<number>()
   const prefix = `${base}-`
   for (const slug of taken) {
@@ -42,7 +42,7 @@ export function firstFreeSuffix(base: string, taken: Iterable<string>): number {
     const rest = slug.slice(prefix.length)
     if (/^[1-9]\d{0,14}$/.test(rest)) used.add(Number(rest))
   }
-  let n = 2
+  let n = from
   while (used.has(n)) n++
   return n
 }

@@ -34,7 +34,9 @@ function* taken(sql: ArticleWriteSql, slug: string): Steps<boolean> {
  */
 function* suffixedSlug(sql: ArticleWriteSql, base: string): Steps<string> {
   let n = (yield* wait(sql.slugCounter(base))) ?? firstFreeSuffix(base, yield* wait(sql.suffixedSlugs(base)))
-  while (yield* taken(sql, `${base}-${n}`)) n++
+  // the counter's number taken by a title that ends in one ("Weekly 3" is weekly-3): past the
+  // whole run at once, in one read, not a statement per number under the lock
+  if (yield* taken(sql, `${base}-${n}`)) n = firstFreeSuffix(base, yield* wait(sql.suffixedSlugs(base)), n + 1)
   yield* wait(sql.setSlugCounter(base, n + 1))
   return `${base}-${n}`
 }
