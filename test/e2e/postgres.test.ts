@@ -188,6 +188,14 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     expect(whileServed.stderr).not.toContain('signing secret')
     // the summary writes counts as the progress lines do (1,000, not 1000)
     expect(copied.stdout).toMatch(/^\w+ +\d{1,3}(,\d{3})+ -> +\d{1,3}(,\d{3})+$/m)
+    // vacuumed as well as analyzed: the visibility map set, index-only scans need not read the table
+    const visible = await target
+      .queries(dir)
+      .get<{ pages: number; visible: number }>(
+        "SELECT relpages AS pages, relallvisible AS visible FROM pg_class WHERE relname = 'articles'",
+      )
+    expect(visible!.visible).toBeGreaterThan(0)
+    expect(visible!.visible).toBe(visible!.pages)
 
     const after = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', ...target.env } })
     try {
