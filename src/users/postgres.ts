@@ -92,6 +92,14 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
       const [n] = await tx.unsafe(`SELECT ${COUNTS} FROM users u WHERE id = $1`, [id])
       return n as AccountCounts
     },
+    async removeSome(id, articles, limit) {
+      const a = articles
+        ? await tx`DELETE FROM articles WHERE id IN (SELECT id FROM articles WHERE author_id = ${id} ORDER BY id LIMIT ${limit})`
+        : null
+      const f =
+        await tx`DELETE FROM favorites WHERE user_id = ${id} AND article_id IN (SELECT article_id FROM favorites WHERE user_id = ${id} LIMIT ${limit})`
+      return { articles: a?.count ?? 0, favorites: f.count }
+    },
     remove: async (id) => void (await tx`DELETE FROM users WHERE id = ${id}`),
   }
 }

@@ -67,6 +67,12 @@ export function sqliteUserSql(db: Database): UserWriteSql {
   const revokeTokens = db.query<unknown, [number]>('UPDATE users SET token_version = token_version + 1, kept_token = NULL WHERE id = ?')
   const counts = db.query<AccountCounts, [number]>(`SELECT ${COUNTS} FROM users u WHERE id = ?`)
   const remove = db.query<unknown, [number]>('DELETE FROM users WHERE id = ?')
+  const someArticles = db.query<unknown, [number, number]>(
+    'DELETE FROM articles WHERE id IN (SELECT id FROM articles WHERE author_id = ? ORDER BY id LIMIT ?)',
+  )
+  const someFavorites = db.query<unknown, [number, number, number]>(
+    'DELETE FROM favorites WHERE user_id = ? AND article_id IN (SELECT article_id FROM favorites WHERE user_id = ? LIMIT ?)',
+  )
   return {
     insert: (u, now) => insert.get({ username: u.username, key: u.usernameKey, email: u.email, hash: u.passwordHash, now })!,
     nameKey: (id) => nameKey.get(id)?.username_key ?? null,
@@ -92,6 +98,10 @@ export function sqliteUserSql(db: Database): UserWriteSql {
     setLockedAt: (id, at) => void setLockedAt.run(at, id),
     revokeTokens: (id) => void revokeTokens.run(id),
     counts: (id) => counts.get(id)!,
+    removeSome: (id, articles, limit) => ({
+      articles: articles ? someArticles.run(id, limit).changes : 0,
+      favorites: someFavorites.run(id, id, limit).changes,
+    }),
     remove: (id) => void remove.run(id),
   }
 }

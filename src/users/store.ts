@@ -115,6 +115,11 @@ export interface UserWriteSql {
   revokeTokens(id: number): Awaitable<void>
   /** What the account wrote and its relations. */
   counts(id: number): Awaitable<AccountCounts>
+  /**
+   * Deletes up to `limit` of the account's articles (when `articles`, with what refers to them) and
+   * of its favorites: what would otherwise go in one cascade, in bounded steps (see removeAccount).
+   */
+  removeSome(id: number, articles: boolean, limit: number): Awaitable<{ articles: number; favorites: number }>
   /** Deletes the account; the schema's cascades take everything that refers to it, and its triggers keep every count. */
   remove(id: number): Awaitable<void>
 }

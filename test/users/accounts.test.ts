@@ -3,7 +3,7 @@ import { ADMIN } from '../../src/auth/actor.ts'
 import { fromLog } from '../../src/keys/keys.ts'
 import { EVERYTHING } from '../../src/keys/versions.ts'
 import { accountSearch } from '../../src/users/accounts.ts'
-import { AccountHasContent } from '../../src/users/writes.ts'
+import { AccountHasContent, DELETE_BATCH } from '../../src/users/writes.ts'
 import { storageViolations } from '../reliability/invariants.ts'
 import type { TestApp } from '../support/app.ts'
 import { addComment, conduitApp, favorite, follow } from '../support/conduit.ts'
@@ -216,6 +216,26 @@ describe('deleting an account', () => {
     const last = await app.db.get<{ keys: string }>('SELECT keys FROM changes ORDER BY seq DESC LIMIT 1')
     expect(fromLog(last!.keys)).toEqual([EVERYTHING])
   })
+
+  test(`an author of more than ${DELETE_BATCH} articles and favorites, deleted in steps: every count as if at once`, async () => {
+    const app = await conduitApp()
+    const [prolific, other] = [await registerUser(app), await registerUser(app)]
+    const n = DELETE_BATCH + 1
+    for (let i = 0; i < n; i++) await createArticle(app, prolific.token, { title: `Mine ${i}`, tagList: ['common'] })
+    const theirs: string[] = []
+    for (let i = 0; i < n; i++) theirs.push((await createArticle(app, other.token, { title: `Theirs ${i}`, tagList: ['common'] })).slug)
+    for (const slug of theirs) await favorite(app, prolific.token, slug)
+
+    const d = await usersOn(app.store).writes.delete(ADMIN, prolific.username, true)
+    expect(d).toMatchObject({ username: prolific.username, articles: n, favorites: n })
+    const list = await app.request('GET', `/api/articles?tag=common&limit=1`)
+    expect(list.body.articlesCount).toBe(n)
+    expect((await app.request('GET', '/api/articles?limit=1')).body.articlesCount).toBe(n)
+    expect(await app.db.count('SELECT count(*) FROM favorites')).toBe(0)
+    expect(await app.db.count('SELECT sum(favorites_count) FROM articles')).toBe(0)
+    expect(await app.db.count("SELECT articles_count FROM tags WHERE name = 'common'")).toBe(n)
+    expect(await storageViolations(app.db)).toEqual([])
+  }, 120_000)
 })
 
 describe('the operator deletes a comment by its id alone', () => {
