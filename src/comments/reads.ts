@@ -63,6 +63,28 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
     return composeList(id, viewerId, parts, profiles.authors, flags, true)
   }
 
+  /** An article's comment parts, cached or read (their authors remembered). */
+  async function partsOf(id: number): Promise<readonly CommentPart[]> {
+    const cached = comments.get(id)
+    if (cached !== undefined) return cached
+    const at = caches.versions.clock
+    const rows = await sql.list(id)
+    const parts = rows.map((c): CommentPart => ({ head: commentHead(c), authorId: c.author_id }))
+    for (const c of rows) profiles.rememberAuthor({ id: c.author_id, username: c.username, bio: c.bio, image: c.image }, at)
+    // the comments themselves: not the article's own text or count (a favorite), which the answer depends on (its slug)
+    comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
+    return parts
+  }
+
+  /** These comments as `viewer` sees them, from the caches where they hold every author, else read. */
+  async function composed(id: number, viewerId: number, parts: readonly CommentPart[]): Promise<Built<Body>> {
+    const flags = profiles.cachedFlags(viewerId)
+    const hit = flags && composeList(id, viewerId, parts, profiles.authors, flags, true)
+    if (hit) return hit
+    const [heads, read] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewerId)])
+    return composeList(id, viewerId, parts, heads, read, false)!
+  }
+
   return {
     /** GET /api/articles/:slug/comments from cached parts alone, or undefined. */
     cachedList(slug: string, viewerId: number): Built<Body> | undefined {
@@ -72,19 +94,18 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
 
     async list(slug: string, viewerId: number): Promise<Built<Body>> {
       const { id } = await articles.bySlug(slug)
-      const composed = compose(id, viewerId)
-      if (composed) return composed
-      let parts = comments.get(id)
-      if (parts === undefined) {
-        const at = caches.versions.clock
-        const rows = await sql.list(id)
-        parts = rows.map((c): CommentPart => ({ head: commentHead(c), authorId: c.author_id }))
-        for (const c of rows) profiles.rememberAuthor({ id: c.author_id, username: c.username, bio: c.bio, image: c.image }, at)
-        // the comments themselves: not the article's own text or count (a favorite), which the answer depends on (its slug)
-        comments.set(id, { value: parts, deps: [keys.comments(id)] }, at)
-      }
-      const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewerId)])
-      return composeList(id, viewerId, parts, heads, flags, false)!
+      return compose(id, viewerId) ?? (await composed(id, viewerId, await partsOf(id)))
+    },
+
+    /**
+     * The site's page of comments: the `limit` before the newest `skip`, oldest first (as the
+     * list), and how many the article has. A thread of thousands costs a page its window only.
+     */
+    async window(slug: string, viewerId: number, limit: number, skip: number): Promise<{ list: Built<Body>; total: number }> {
+      const { id } = await articles.bySlug(slug)
+      const all = await partsOf(id)
+      const end = Math.max(0, all.length - skip)
+      return { list: await composed(id, viewerId, all.slice(Math.max(0, end - limit), end)), total: all.length }
     },
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { Config } from '../../src/config.ts'
 import { INLINE_CHARS, renderMarkdown } from '../../src/web/markdown.ts'
+import { COMMENTS_PER_PAGE } from '../../src/web/pages/article.ts'
 import { SESSION_COOKIE, sessionCookie } from '../../src/web/session.ts'
 import { type TestApp, testApp } from '../support/app.ts'
 import { addComment, favorite, follow } from '../support/conduit.ts'
@@ -292,6 +293,33 @@ describe('the web app over HTTP', () => {
     const empty = shown((await get(app, '/?tag=')).text)
     expect({ dotted: empty.includes('Dotted'), other: empty.includes('Hello there') }).toEqual({ dotted: true, other: true })
   })
+
+  test(`an article shows its newest ${COMMENTS_PER_PAGE} comments, older ones on pages of their own; a new one is on the first`, async () => {
+    const { app, ada, bob, slug } = await site()
+    const n = 2 * COMMENTS_PER_PAGE + 5
+    for (let i = 0; i < n; i++) await addComment(app, i % 2 ? ada.token : bob.token, slug, `comment number ${i}.`)
+    const shownOn = async (path: string) => {
+      const page = await get(app, path)
+      expect({ path, status: page.status }).toEqual({ path, status: 200 })
+      const numbers = [...shown(page.text).matchAll(/comment number (\d+)\./g)].map((m) => Number(m[1]))
+      return { numbers, text: page.text }
+    }
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i)
+    const first = await shownOn(`/article/${slug}`)
+    // the newest, oldest first as the API lists them; links to the older pages
+    expect(first.numbers).toEqual(range(n - COMMENTS_PER_PAGE, n))
+    expect(first.text).toContain(`href="/article/${slug}?page=3#comments"`)
+    expect((await shownOn(`/article/${slug}?page=2`)).numbers).toEqual(range(5, n - COMMENTS_PER_PAGE))
+    const last = await shownOn(`/article/${slug}?page=3`)
+    expect(last.numbers).toEqual(range(0, 5))
+    expect(last.text).toContain(`href="/article/${slug}#comments"`)
+    const past = await shownOn(`/article/${slug}?page=4`)
+    expect({ numbers: past.numbers, end: shown(past.text).includes('The comments end at page 3') }).toEqual({ numbers: [], end: true })
+    // a new comment: on the first page at once, the oldest shown there moves to the second
+    await addComment(app, bob.token, slug, `comment number ${n}.`)
+    expect((await shownOn(`/article/${slug}`)).numbers).toEqual(range(n + 1 - COMMENTS_PER_PAGE, n + 1))
+    expect((await shownOn(`/article/${slug}?page=2`)).numbers).toEqual(range(6, n + 1 - COMMENTS_PER_PAGE))
+  }, 60_000)
 
   test('a tag no article can carry (U+0000) is a page of none, on both backends', async () => {
     const { app } = await site()

@@ -17,12 +17,20 @@ import {
   followButton,
   invalidAttrs,
   NONE_INVALID,
+  pageNumber,
+  pagination,
   SIGNED_OUT,
   signInBeside,
   signInThen,
   tagList,
 } from './parts.ts'
 import { orMissing } from './not-found.ts'
+
+/**
+ * Comments a page shows: the newest first page, older ones on `?page=N`. A thread of thousands
+ * would make every view of the article compose and send them all (20,000: 11 MB, 200 ms).
+ */
+export const COMMENTS_PER_PAGE = 100
 
 interface Deps {
   articles: ArticleReads
@@ -46,13 +54,23 @@ interface RefusedComment {
 export function articlePage({ articles, comments, bodies }: Deps) {
   return async (ctx: Ctx, refused?: RefusedComment): Promise<Outcome & { kind: 'page' }> => {
     const slug = ctx.params.slug!
-    const [article, commentList] = await orMissing(
-      Promise.all([articles.article(slug, ctx.viewerId), comments.list(slug, ctx.viewerId)]),
+    const commentsPage = pageNumber(ctx.query)
+    const [article, window] = await orMissing(
+      Promise.all([
+        articles.article(slug, ctx.viewerId),
+        comments.window(slug, ctx.viewerId, COMMENTS_PER_PAGE, (commentsPage - 1) * COMMENTS_PER_PAGE),
+      ]),
       'This article does not exist, or was deleted.',
     )
     const a = use<{ article: ArticleJson }>(ctx, article).article
-    const list = use<{ comments: CommentJson[] }>(ctx, commentList).comments
+    const list = use<{ comments: CommentJson[] }>(ctx, window.list).comments
     const here = articlePath(a.slug)
+    const commentPages = Math.ceil(window.total / COMMENTS_PER_PAGE)
+    const commentsAt = (n: number) => `${here}${n === 1 ? '' : `?page=${n}`}#comments`
+    const olderComments =
+      list.length === 0 && commentPages > 0
+        ? html`<p>The comments end at <a href="${commentsAt(commentPages)}">page ${commentPages}</a>.</p>`
+        : pagination(commentsPage, commentPages, commentsAt, 'Comment pages, the newest first')
     const body = await bodies.render(a.slug, a.body ?? '')
     const mine = ctx.viewer?.username === a.author.username
     const signedIn = ctx.viewer !== null
@@ -102,6 +120,7 @@ ${
     : html`<p><a href="${signInThen(here)}">Sign in</a> or <a href="/register">sign up</a> to add comments on this article.</p>`
 }
 ${list.map(comment)}
+${olderComments}
 </div>
 </div>
 </div>

@@ -121,10 +121,16 @@ export function articleList(
       return html`<div class="article-preview empty-feed-message">This list ends at <a href="${href(pages)}">page ${pages}</a>.</div>`
     return html`<div class="article-preview empty-feed-message">${o.empty ?? 'No articles are here... yet.'}</div>`
   }
-  const pageLink = (n: number) =>
-    html`<li class="page-item${n === o.page ? ' active' : ''}"><a class="page-link" href="${href(n)}"${n === o.page ? html` aria-current="page"` : ''}>${n}</a></li>`
   return html`${list.articles.map((a) => preview(a, o.here))}
-${pages > 1 ? html`<ul class="pagination" aria-label="Pages">${pageNumbers(o.page, pages).map(pageLink)}</ul>` : html``}`
+${pagination(o.page, pages, href, 'Pages')}`
+}
+
+/** The links to a list's pages (none for one page): at most ten around `current`, the first and the last. */
+export function pagination(current: number, pages: number, href: (n: number) => string, label: string): Html {
+  if (pages <= 1) return html``
+  const pageLink = (n: number) =>
+    html`<li class="page-item${n === current ? ' active' : ''}"><a class="page-link" href="${href(n)}"${n === current ? html` aria-current="page"` : ''}>${n}</a></li>`
+  return html`<ul class="pagination" aria-label="${label}">${pageNumbers(current, pages).map(pageLink)}</ul>`
 }
 
 /** The page links shown: at most ten around the current page, the first and the last always. */
