@@ -212,6 +212,36 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     } finally {
       await after.stop()
     }
+    // and back: PostgreSQL into a new SQLite file, the same answers again, the old token still good
+    const back = join(dir, 'back.db')
+    const returned = await runCli(join(dir, 'conduit'), ['copy', '--from', target.env.DATABASE_URL!, '--to', back], {
+      cwd: dir,
+      timeoutMs: 60_000,
+    })
+    expect({ code: returned.code, stderr: returned.stderr.includes('warning') }).toEqual({ code: 0, stderr: false })
+    expect(returned.stdout).toContain("every table's count matches")
+    const onSqliteAgain = await startServer(binary(), { dir, env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_PATH: back } })
+    try {
+      const again = await answers(onSqliteAgain.url)
+      // the comment written on PostgreSQL above, and bob, came along too
+      const comments = again[`/api/articles/${slug}/comments`] as { body: { comments: { body: string }[] } }
+      expect(comments.body.comments.map((c) => c.body)).toEqual(['first', 'third'])
+      const { [`/api/articles/${slug}/comments`]: _, ...rest } = again
+      const { [`/api/articles/${slug}/comments`]: __, ...was } = onSqlite
+      expect(rest).toEqual(was)
+      const fourth = await api(onSqliteAgain.url, 'POST', `/api/articles/${slug}/comments`, {
+        token: alice.token,
+        body: { comment: { body: 'fourth' } },
+      })
+      expect(fourth.status).toBe(201)
+    } finally {
+      await onSqliteAgain.stop()
+    }
+    // within one backend, and from a database this conduit did not make: one line, status 2
+    const same = await runCli(join(dir, 'conduit'), ['copy', '--from', back, '--to', join(dir, 'other.db')], { cwd: dir })
+    expect({ code: same.code, lines: oneLine(same.stderr).length }).toEqual({ code: 2, lines: 1 })
+    expect(same.stderr).toContain('between SQLite and PostgreSQL')
+
     const refused = await runCli(join(dir, 'conduit'), ['copy', '--from', join(dir, 'conduit.db'), '--to', target.env.DATABASE_URL!], {
       cwd: dir,
     })
