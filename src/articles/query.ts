@@ -11,7 +11,8 @@ export function filtersOf(q: { tag?: string[]; author?: string[]; favorited?: st
   // a value with U+0000 names nothing that can be stored: it matches nothing, as '' does
   const named = (v: string) => (v.includes('\u0000') ? '' : v)
   // `?author=jake&author=JAKE` is one author: the stores count what they are given
-  const distinct = (values: string[] | undefined, key: (v: string) => string) => (values ? [...new Set(values.map(key))] : [])
+  const distinct = (values: string[] | undefined, key: (v: string) => string) =>
+    values === undefined ? [] : values.length === 1 ? [key(values[0]!)] : [...new Set(values.map(key))]
   return {
     tag: distinct(q.tag, named),
     author: distinct(q.author, (v) => usernameKey(named(v))),

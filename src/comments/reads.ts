@@ -63,10 +63,8 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
     return composeList(id, viewerId, parts, profiles.authors, flags, true)
   }
 
-  /** An article's comment parts, cached or read (their authors remembered). */
-  async function partsOf(id: number): Promise<readonly CommentPart[]> {
-    const cached = comments.get(id)
-    if (cached !== undefined) return cached
+  /** An article's comment parts, read and cached (their authors remembered). */
+  async function readParts(id: number): Promise<readonly CommentPart[]> {
     const at = caches.versions.clock
     const rows = await sql.list(id)
     const parts = rows.map((c): CommentPart => ({ head: commentHead(c), authorId: c.author_id }))
@@ -76,13 +74,10 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
     return parts
   }
 
-  /** These comments as `viewer` sees them, from the caches where they hold every author, else read. */
+  /** These comments as `viewer` sees them, their authors' heads and the viewer's flags cached or read. */
   async function composed(id: number, viewerId: number, parts: readonly CommentPart[]): Promise<Built<Body>> {
-    const flags = profiles.cachedFlags(viewerId)
-    const hit = flags && composeList(id, viewerId, parts, profiles.authors, flags, true)
-    if (hit) return hit
-    const [heads, read] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewerId)])
-    return composeList(id, viewerId, parts, heads, read, false)!
+    const [heads, flags] = await Promise.all([profiles.authorHeads(parts.map((c) => c.authorId)), profiles.flags(viewerId)])
+    return composeList(id, viewerId, parts, heads, flags, false)!
   }
 
   return {
@@ -94,7 +89,9 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
 
     async list(slug: string, viewerId: number): Promise<Built<Body>> {
       const { id } = await articles.bySlug(slug)
-      return compose(id, viewerId) ?? (await composed(id, viewerId, await partsOf(id)))
+      const cached = compose(id, viewerId)
+      if (cached) return cached
+      return composed(id, viewerId, comments.get(id) ?? (await readParts(id)))
     },
 
     /**
@@ -103,7 +100,7 @@ export function commentReads(sql: CommentReadSql, caches: Caches, articles: Arti
      */
     async window(slug: string, viewerId: number, limit: number, skip: number): Promise<{ list: Built<Body>; total: number }> {
       const { id } = await articles.bySlug(slug)
-      const all = await partsOf(id)
+      const all = comments.get(id) ?? (await readParts(id))
       const end = Math.max(0, all.length - skip)
       return { list: await composed(id, viewerId, all.slice(Math.max(0, end - limit), end)), total: all.length }
     },

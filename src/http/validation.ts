@@ -29,7 +29,11 @@ export function codePoints(v: string, stopAfter = Infinity): number {
  * Text that shows nothing: spaces, and the characters that have no look of their own (zero-width
  * spaces and joiners, Hangul fillers, which count as letters) or look like a space (U+2800).
  */
-export const isBlank = (v: string) => /^[\s\p{Default_Ignorable_Code_Point}\u2800]*$/u.test(v)
+export const isBlank = (v: string) => {
+  // most text starts with a visible ASCII character: no pattern to run
+  const first = v.charCodeAt(0)
+  return !(first > 32 && first < 127) && /^[\s\p{Default_Ignorable_Code_Point}\u2800]*$/u.test(v)
+}
 
 /**
  * A string of `min`..`max` characters, optionally also `valid`, documented
