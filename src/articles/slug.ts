@@ -1,7 +1,8 @@
 /**
  * Slugs per the contract: lower-cased, NFKD with the accents of Latin, Greek and Cyrillic letters
- * and the invisible letters and marks (Hangul fillers) dropped, every run of characters other than letters, their marks and digits (any script)
- * turned into one `-`, trimmed of `-`, recomposed (NFC), at most 100 characters; "article" when
+ * and the invisible letters and marks (Hangul fillers) dropped, every run of characters other
+ * than letters, their marks and digits (any script) turned into one `-`, trimmed of `-`,
+ * recomposed (NFC), at most 100 characters; "article" when
  * nothing is left. Other scripts keep their marks (Devanagari's vowel signs, Japanese voicing
  * marks: dropping them changes the word) and recomposition gives Hangul its syllables back, so a
  * slug typed in its usual composed form is found.

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { onPostgres, TEST_DATABASE_URL } from '../support/backend.ts'
 import { type Cluster, CLUSTER_PASSWORD, clusterMissing, startCluster } from '../support/pg-cluster.ts'
 import { skipIf, why } from '../support/skip.ts'
@@ -66,6 +69,18 @@ skipIf(why.postgresOnly).describe('PostgreSQL refusing the first start: one line
     } finally {
       await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
     }
+  }, 60_000)
+
+  test('a database to copy from that does not exist: its name to check, not one to create; nothing written', async () => {
+    const name = unique('conduit_nosource')
+    const target = join(mkdtempSync(join(tmpdir(), 'conduit-copy-')), 'back.db')
+    const line = failure(
+      await runCli(binary(), ['copy', '--from', shared({ database: name, password: SECRET }), '--to', target], { timeoutMs: 20_000 }),
+    )
+    expect(line).toEndWith(
+      `database "${name}" does not exist on 127.0.0.1:${new URL(TEST_DATABASE_URL!).port || '5432'}; check its name in --from`,
+    )
+    expect(existsSync(target)).toBe(false)
   }, 60_000)
 
   test('a password given in the query (?password=, libpq form) is never shown, in an error or a message naming the database', async () => {

@@ -23,6 +23,8 @@ export async function postgresFailure(problem: ConnectProblem, url: string, opti
   switch (problem.kind) {
     case 'no-database': {
       const name = problem.database || database
+      // a database to copy from must be there already: an empty one made now is no answer
+      if (option === '--from') return `${use}: database "${name}" does not exist on ${where}; check its name in --from`
       return `${use}: database "${name}" does not exist on ${where}; create it (as a role that may create databases): createdb -h ${host} -p ${port} -O ${role} ${shellWord(name)}, or in psql: CREATE DATABASE ${sqlName(name)} OWNER ${sqlName(role)};`
     }
     case 'no-role': {
