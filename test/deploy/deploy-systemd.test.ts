@@ -72,6 +72,8 @@ skipIf(why.sqlitePass).describe('deploy/conduit.service', () => {
     expect(one('WorkingDirectory')).toBe('/var/lib/conduit')
     // a clean stop on SIGHUP exits 0, and a database down at boot fails every start for a while
     expect(one('Restart')).toBe('always')
+    // a mistake in the settings (status 2) is not restarted for ever: the unit fails
+    expect(one('RestartPreventExitStatus')).toBe('2')
     expect(unit.get('Unit')!.get('StartLimitIntervalSec')).toEqual(['0'])
     expect(one('EnvironmentFile')).toBe('-/etc/conduit/conduit.env')
     // every variable it sets is one the binary reads, with a value it accepts

@@ -80,7 +80,7 @@ async function copyFromPostgres(url: string, target: Config): Promise<number> {
   // PostgreSQL's modules only where it is used, as openStore loads them
   const { connect } = await import('../../db/postgres/client.ts')
   const { migrations: pgMigrations, schemaVersion } = await import('../../db/postgres/migrate.ts')
-  const sql = connect(url, { poolMax: 1 })
+  const sql = connect(url, { poolMax: 1, prepare: target.databasePrepare })
   const version = await schemaVersion(sql).catch(async (e) => {
     await sql.close()
     throw e
