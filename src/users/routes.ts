@@ -106,7 +106,7 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
       errorExamples: { 429: { email: [REGISTRATION_REFUSED] } },
       summary: 'Update current user',
       description:
-        'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token. An email found taken counts against the registration throttle of the client address (429 with Retry-After).',
+        'Changing the password signs out every other session: tokens issued before are refused, except the one that sent the change. The answer carries a fresh token. Changing the email counts against the registration throttle of the client address (429 with Retry-After).',
       tag,
       handle: async ({ body, viewer, request }) => {
         const { password, ...rest } = body.user
@@ -115,15 +115,12 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
         // a new password bumps token_version: only the token that sent it and the fresh one below still work;
         // a web session's cookie takes the fresh one, so there its old token ends too
         const keptToken = passwordHash === undefined ? undefined : replacesSession(request) ? null : (viewer.tokenId ?? null)
-        let user: UserRow | null
-        try {
-          user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
-        } catch (e) {
-          // a taken email tells what a registration's 409 tells: both spend the address's budget,
-          // or anyone signed in could ask of every email whether it has an account
-          if (e instanceof HttpError && e.errors.email) await registrationGuard.attempt(clientAddress(request), 'email')
-          throw e
-        }
+        // an email change tells, as a registration does, whether the email is taken (409): each
+        // spends the address's budget, checked before the write, so past it a free email and a
+        // taken one get the same 429 (clients that send the whole form send their own email: free)
+        if (rest.email !== undefined && (await sql.byId(viewer.id))?.email !== rest.email)
+          await registrationGuard.attempt(clientAddress(request), 'email')
+        const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
         if (!user) throw unauthorized('is invalid')
         return reply(present(user))
       },

@@ -232,7 +232,7 @@ const DECIDED: { differences: RegExp; passage: string }[] = [
   },
   { differences: /^\S+ \S+ status 503: reference no, ours yes$/, passage: '| `503` | the database cannot be reached right now' },
   { differences: /^POST \/api\/users(\/login)? status 429: reference no, ours yes$/, passage: 'further ones answer `429`' },
-  { differences: /^PUT \/api\/user status 429: reference no, ours yes$/, passage: 'that finds the email taken spends the same' },
+  { differences: /^PUT \/api\/user status 429: reference no, ours yes$/, passage: 'the same budget, before anything is checked' },
   { differences: /^POST \/api\/users\/login status 403: reference no, ours yes$/, passage: '`{"errors": {"account": ["is locked"]}}`' },
   {
     differences: /^PUT \/api\/user status 409: reference no, ours yes$/,
