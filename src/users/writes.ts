@@ -95,9 +95,22 @@ function* remove(sql: UserWriteSql, changed: Changed, actor: Actor, username: st
   changed([EVERYTHING])
 }
 
+/**
+ * What the account holds, checked (a refusal changes nothing); then the account is locked and its
+ * tokens refused, in the same transaction: nothing it could write while the steps run (a comment)
+ * makes the last step refuse what the first allowed, after favorites were already deleted.
+ */
+function* lockForRemoval(sql: UserWriteSql, changed: Changed, actor: Actor, username: string, withContent: boolean): Steps<DeletedAccount> {
+  const held = yield* contents(sql, actor, username, withContent)
+  yield* wait(sql.setLockedAt(held.id, Date.now()))
+  yield* wait(sql.revokeTokens(held.id))
+  changed(userChanged(held.id))
+  return held
+}
+
 /** The account and, in steps of DELETE_BATCH, its articles and favorites first; what it held. */
 function* removeAccount(writes: Writes<UserWriteSql>, actor: Actor, username: string, withContent: boolean): Steps<DeletedAccount> {
-  const held = yield* wait(writes.transaction((sql) => contents(sql, actor, username, withContent)))
+  const held = yield* wait(writes.transaction((sql, changed) => lockForRemoval(sql, changed, actor, username, withContent)))
   for (;;) {
     const r = yield* wait(writes.transaction((sql, changed) => removeSome(sql, changed, actor, username, withContent)))
     if (r.articles < DELETE_BATCH && r.favorites < DELETE_BATCH) break
