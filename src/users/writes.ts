@@ -102,9 +102,8 @@ function* remove(sql: UserWriteSql, changed: Changed, actor: Actor, username: st
  */
 function* lockForRemoval(sql: UserWriteSql, changed: Changed, actor: Actor, username: string, withContent: boolean): Steps<DeletedAccount> {
   const held = yield* contents(sql, actor, username, withContent)
-  yield* wait(sql.setLockedAt(held.id, Date.now()))
-  yield* wait(sql.revokeTokens(held.id))
-  changed(userChanged(held.id))
+  // as `admin users lock` does (an account locked already has no token left to refuse)
+  yield* setLocked(sql, changed, actor, username, true)
   return held
 }
 
