@@ -1,3 +1,4 @@
+import type { Server } from 'bun'
 import { type App, createApp } from './app.ts'
 import { WORKER_ENV } from './cluster.ts'
 import { type Config, defaults, memoryLimit, misspelledVariables } from './config.ts'
@@ -25,6 +26,14 @@ export interface Running {
 }
 
 const MAINTENANCE_MS = 60_000
+
+/** The answer with `Connection: close`: the server ends the connection once it is sent. */
+function lastOnConnection(answer: Response | Promise<Response>): Response | Promise<Response> {
+  if (answer instanceof Promise) return answer.then(lastOnConnection)
+  const headers = new Headers(answer.headers)
+  headers.set('connection', 'close')
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers })
+}
 /** (Bun's error handler is not given the request: its answer gets a new id) */
 const EMPTY = new Request('http://localhost/')
 /** The answer while the database is being opened and migrated. */
@@ -58,6 +67,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === HEALTH_PATH
       ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...earlyHeaders(request) } })
       : errorAnswer(STARTING, { headers: earlyHeaders(request) })
+  // what answers a request: the early answer, then the app, then the app closing each connection (see shutdown)
+  let handle: (request: Request, server: Server<unknown>) => Response | Promise<Response> = earlyAnswer
   const listen = () =>
     Bun.serve({
       port: config.port,
@@ -69,7 +80,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
       idleTimeout: config.requestTimeoutSeconds,
       // a worker of `serve --workers N` shares the port with its siblings
       reusePort: worker !== undefined,
-      fetch: (request, server) => (app ? app.respond(request, server) : earlyAnswer(request)),
+      fetch: (request, server) => handle(request, server),
       error(error) {
         // no request here: with an allow-list, the headers of an origin not on it (Vary: Origin)
         return errorAnswer(error, { headers: earlyHeaders(EMPTY), logger })
@@ -84,6 +95,7 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     store = opened.store
     if (opened.applied.length) logger.info('database migrated', { database: store.location, versions: opened.applied.join(',') })
     app = await createApp({ store, config, logger })
+    handle = app.respond
   } catch (e) {
     await early?.stop(true)
     throw e
@@ -142,6 +154,10 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
         logger.info('shutting down', { reason, delaySeconds: config.shutdownDelayMs / 1000 || undefined, worker })
         // readiness answers 503 from now on; behind a load balancer, keep serving while it notices
         app!.drain()
+        // each answer from now on ends its keep-alive connection, so clients open a new one (behind a
+        // load balancer, to another instance) instead of sending on one the stop below closes
+        const serving = handle
+        handle = (request, server) => lastOnConnection(serving(request, server))
         clearInterval(maintenance)
         stopLag?.()
         if (config.shutdownDelayMs > 0) {

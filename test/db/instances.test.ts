@@ -617,6 +617,82 @@ describe(`SIGTERM with SHUTDOWN_DELAY_SECONDS (${BACKEND})`, () => {
   }, 20_000)
 })
 
+/**
+ * One HTTP/1.1 connection kept open, as a client's keep-alive pool keeps it:
+ * GETs one at a time, each answer's status and headers, and whether the
+ * server has closed it.
+ */
+async function keptConnection(url: string) {
+  const { hostname, port } = new URL(url)
+  let received = ''
+  let closed = false
+  let wake = () => {}
+  const socket = await Bun.connect({
+    hostname,
+    port: Number(port),
+    socket: {
+      data: (_s, data) => {
+        received += Buffer.from(data).toString('latin1')
+        wake()
+      },
+      close: () => {
+        closed = true
+        wake()
+      },
+      error: () => {},
+    },
+  })
+  // no event fires between a check and the wait that follows it (one thread)
+  const until = async (done: () => boolean, ms: number) => {
+    const end = performance.now() + ms
+    while (!done() && performance.now() < end)
+      await Promise.race([new Promise<void>((r) => (wake = r)), Bun.sleep(Math.max(1, end - performance.now()))])
+    return done()
+  }
+  return {
+    closedWithin: (ms: number) => until(() => closed, ms),
+    async get(path: string) {
+      received = ''
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`)
+      const head = () => received.indexOf('\r\n\r\n')
+      const length = () => Number(/\r\ncontent-length: *(\d+)/i.exec(received.slice(0, head()))?.[1] ?? 0)
+      expect(await until(() => head() >= 0 && received.length >= head() + 4 + length(), 5_000)).toBe(true)
+      const [statusLine = '', ...lines] = received.slice(0, head()).split('\r\n')
+      const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+      return { status: Number(statusLine.split(' ')[1]), connection: headers.get('connection') }
+    },
+    end: () => socket.end(),
+  }
+}
+
+describe(`keep-alive connections across SIGTERM (${BACKEND})`, () => {
+  test('during the delay each answer closes its connection (Connection: close): no client sends on one the stop then closes', async () => {
+    const db = await binaryDatabase()
+    const delayMs = 3_000
+    const server = await startServer(binary(), {
+      env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', SHUTDOWN_DELAY_SECONDS: String(delayMs / 1000), ...db.env },
+    })
+    try {
+      const kept = await keptConnection(server.url)
+      // before the signal the connection is kept for the next request
+      for (let i = 0; i < 2; i++) expect(await kept.get('/api/articles?limit=1')).toEqual({ status: 200, connection: undefined })
+      expect(await kept.closedWithin(200)).toBe(false)
+      const stopping = server.stop('SIGTERM', delayMs + 10_000)
+      const t0 = performance.now()
+      let ready = 200
+      while (ready !== 503 && performance.now() - t0 < 2_000) ready = (await api(server.url, 'GET', '/ready')).status
+      expect(ready).toBe(503)
+      // still served, well within the delay, and the server ends the connection after the answer
+      expect(await kept.get('/api/articles?limit=1')).toEqual({ status: 200, connection: 'close' })
+      expect(await kept.closedWithin(1_000)).toBe(true)
+      expect(performance.now() - t0).toBeLessThan(delayMs - 500)
+      expect(await stopping).toMatchObject({ code: 0, signal: null, timedOut: false })
+    } finally {
+      if (server.proc.exitCode === null) await server.stop('SIGKILL')
+    }
+  }, 20_000)
+})
+
 describe(`a second signal cuts the shutdown delay short (${BACKEND})`, () => {
   test.each([
     ['one process', []],
