@@ -71,7 +71,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
   }
 
   // every feature composes itself on the store; what one needs of another is passed here
-  const users = usersFeature({ store, caches, config, secret, clientAddress })
+  const users = usersFeature({ store, caches, config, secret, clientAddress, logger })
   const profiles = profilesFeature({ store, caches })
   const articles = articlesFeature({ store, caches, profiles: profiles.reads })
   const comments = commentsFeature({ store, caches, articles: articles.reads, profiles: profiles.reads })

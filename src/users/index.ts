@@ -1,6 +1,7 @@
 import { passwordHasher } from '../auth/password.ts'
 import type { Caches } from '../cache/caches.ts'
 import type { Config } from '../config.ts'
+import type { Logger } from '../log.ts'
 import { perBackend, type Store } from '../db/store.ts'
 import { userRoutes } from './routes.ts'
 import { postgresUserReads, postgresUserSql } from './postgres.ts'
@@ -31,6 +32,8 @@ interface Deps {
   secret: string
   /** the client's address: the socket's peer, or the proxy's word for it (TRUST_PROXY) */
   clientAddress(request: Request): string
+  /** where a throttle says it engaged */
+  logger: Logger
 }
 
 /**
@@ -38,13 +41,13 @@ interface Deps {
  * (issued and checked for every route), and the login and registration
  * throttles, whose expired windows the store's housekeeping sweeps.
  */
-export function usersFeature({ store, caches, config, secret, clientAddress }: Deps) {
+export function usersFeature({ store, caches, config, secret, clientAddress, logger }: Deps) {
   const { sql, writes } = usersOn(store)
   const throttle = throttleOn(store)
   store.addMaintenance(() => throttle.purge(Date.now(), MAX_THROTTLE_ROWS))
   const tokens = createTokens(secret, config.tokenTtlSeconds, sql, caches)
-  const loginGuard = loginThrottle(config.loginThrottle, throttle)
-  const registrationGuard = registrationThrottle(config.registrationThrottle, throttle)
+  const loginGuard = loginThrottle(config.loginThrottle, throttle, logger)
+  const registrationGuard = registrationThrottle(config.registrationThrottle, throttle, logger)
   const routes = userRoutes({
     sql,
     writes,

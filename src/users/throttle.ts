@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Config } from '../config.ts'
 import type { Awaitable } from '../db/types.ts'
 import { HttpError } from '../errors.ts'
+import { type Logger, silentLogger } from '../log.ts'
 
 /** One window's state after a hit. */
 export interface WindowState {
@@ -83,10 +84,9 @@ export function clientOf(address: string): string {
 export const digest = (kind: string, ...parts: string[]) =>
   `${kind}:${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 22)}`
 
-const refuse = (key: string, message: string, resetAt: number, now: number) => {
-  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000))
-  return new HttpError(429, { [key]: [message] }, { 'retry-after': String(retryAfter) })
-}
+const secondsUntil = (resetAt: number, now: number) => Math.max(1, Math.ceil((resetAt - now) / 1000))
+const refuse = (key: string, message: string, resetAt: number, now: number) =>
+  new HttpError(429, { [key]: [message] }, { 'retry-after': String(secondsUntil(resetAt, now)) })
 const LOGIN = 'too many failed attempts; try again later'
 export const REGISTRATION_REFUSED = 'too many attempts from this address; try again later'
 
@@ -94,6 +94,26 @@ export const REGISTRATION_REFUSED = 'too many attempts from this address; try ag
 export interface ThrottleStats {
   /** attempts answered 429 */
   refused: number
+}
+
+/**
+ * A window just filled: an operator sees who is refused, and until when. The
+ * client is an address (or an IPv6 /64), never an email; for `account` it is
+ * the client whose attempt filled the account's window.
+ */
+function engaged(
+  logger: Logger,
+  throttle: string,
+  who: Record<string, string | number>,
+  w: WindowState,
+  now: number,
+  windowSeconds: number,
+) {
+  logger.warn(`${throttle} throttle engaged: further attempts are refused until the window ends`, {
+    ...who,
+    windowSeconds,
+    retryAfterSeconds: secondsUntil(w.resetAt, now),
+  })
 }
 
 export interface LoginGuard {
@@ -125,7 +145,12 @@ export const KNOWN_CLIENT_MS = 30 * 24 * 3600 * 1000
  * password checks are still running. A client is an address, or an IPv6 /64
  * (clientOf).
  */
-export function loginThrottle(settings: Config['loginThrottle'], store: ThrottleStore, now: () => number = Date.now): LoginGuard {
+export function loginThrottle(
+  settings: Config['loginThrottle'],
+  store: ThrottleStore,
+  logger: Logger = silentLogger,
+  now: () => number = Date.now,
+): LoginGuard {
   const stats: ThrottleStats = { refused: 0 }
   if (!settings.enabled) return { async attempt() {}, async succeeded() {}, stats }
   const windowMs = settings.windowSeconds * 1000
@@ -143,11 +168,16 @@ export function loginThrottle(settings: Config['loginThrottle'], store: Throttle
     async attempt(email, address) {
       const t = now()
       const [pair, account, client] = await store.hit(keysOf(email, address), windowMs, t)
+      const windows = [
+        ['pair', pair!, settings.perPair],
+        ['account', account!, settings.perAccount],
+        ['client', client!, settings.perAddress],
+      ] as const
+      // the hit that fills a window, counted once in the database whatever the instance: one line per window
+      for (const [scope, w, limit] of windows)
+        if (w.hits === limit + 1) engaged(logger, 'login', { scope, client: clientOf(address), limit }, w, t, settings.windowSeconds)
       if (pair!.hits > settings.perPair) throw refused(pair!, t)
-      for (const [w, limit] of [
-        [account!, settings.perAccount],
-        [client!, settings.perAddress],
-      ] as const)
+      for (const [, w, limit] of windows.slice(1))
         if (w.hits > limit && !(await store.open(knownKey(email, address), t))) throw refused(w, t)
     },
     async succeeded(email, address) {
@@ -174,6 +204,7 @@ export interface RegistrationGuard {
 export function registrationThrottle(
   settings: Config['registrationThrottle'],
   store: ThrottleStore,
+  logger: Logger = silentLogger,
   now: () => number = Date.now,
 ): RegistrationGuard {
   const stats: ThrottleStats = { refused: 0 }
@@ -183,7 +214,10 @@ export function registrationThrottle(
     stats,
     async attempt(address, field = 'registration') {
       const t = now()
-      const [w] = await store.hit([digest('register', clientOf(address))], windowMs, t)
+      const client = clientOf(address)
+      const [w] = await store.hit([digest('register', client)], windowMs, t)
+      if (w!.hits === settings.perAddress + 1)
+        engaged(logger, 'registration', { client, limit: settings.perAddress }, w!, t, settings.windowSeconds)
       if (w!.hits > settings.perAddress) {
         stats.refused++
         throw refuse(field, REGISTRATION_REFUSED, w!.resetAt, t)

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { MAX_FILTER_VALUES } from '../../src/articles/query.ts'
 import { loginThrottle, MAX_THROTTLE_ROWS } from '../../src/users/throttle.ts'
 import type { Config } from '../../src/config.ts'
-import { silentLogger } from '../../src/log.ts'
+import { createLogger, silentLogger } from '../../src/log.ts'
 import { serve } from '../../src/server.ts'
 import { testApp, testConfig } from '../support/app.ts'
 import { binaryDatabase } from '../support/backend.ts'
@@ -81,7 +81,12 @@ describe('the login throttle', () => {
     const store = throttleOn(app.store)
     const DAY = 24 * 3600 * 1000
     let t = Date.now()
-    const guard = loginThrottle({ enabled: true, perPair: 10, perAccount: 2, perAddress: 1000, windowSeconds: 900 }, store, () => t)
+    const guard = loginThrottle(
+      { enabled: true, perPair: 10, perAccount: 2, perAddress: 1000, windowSeconds: 900 },
+      store,
+      undefined,
+      () => t,
+    )
     const owner = 'owner@example.com'
     await guard.attempt(owner, '203.0.113.1')
     await guard.succeeded(owner, '203.0.113.1')
@@ -138,7 +143,7 @@ function postFrom(localAddress: string, port: number, path: string, body: unknow
 }
 
 /** A server on a fresh database, listening on every address (so requests can come from several loopback ones); `run` gets its port. */
-async function onPeers(overrides: Partial<Config>, run: (port: number) => Promise<void>): Promise<void> {
+async function onPeers(overrides: Partial<Config>, run: (port: number) => Promise<void>, logger = silentLogger): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'conduit-peer-'))
   const database = await binaryDatabase()
   const running = await serve(
@@ -150,7 +155,7 @@ async function onPeers(overrides: Partial<Config>, run: (port: number) => Promis
       databasePath: join(dir, 'c.db'),
       databaseUrl: database.env.DATABASE_URL,
     }),
-    silentLogger,
+    logger,
   )
   try {
     await run(Number(new URL(running.url).port))
@@ -158,6 +163,12 @@ async function onPeers(overrides: Partial<Config>, run: (port: number) => Promis
     await running.shutdown('test')
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** A logger keeping the warnings it is given, as JSON lines parsed. */
+function capturedWarnings() {
+  const lines: string[] = []
+  return { logger: createLogger('json', 'warn', (line) => lines.push(line)), lines: () => lines.map((l) => JSON.parse(l)) }
 }
 
 describe('client addresses', () => {
@@ -196,41 +207,67 @@ describe('client addresses', () => {
 
   test('one password tried against many accounts from one address is stopped there; its own accounts and other addresses still sign in', async () => {
     const throttle = { enabled: true, perPair: 10, perAccount: 100, perAddress: 5, windowSeconds: 900 }
-    await onPeers({ loginThrottle: throttle }, async (port) => {
-      const user = (n: string) => ({ username: n, email: `${n}@example.com`, password: `${n}-right-password` })
-      const login = (from: string, u: { email: string; password: string }) =>
-        postFrom(from, port, '/api/users/login', { user: { email: u.email, password: u.password } })
-      const mine = user('mine')
-      const other = user('other')
-      for (const u of [mine, other]) expect((await postFrom('127.0.0.4', port, '/api/users', { user: u })).status).toBe(201)
-      // this address signed in to `mine` before: its successes spend nothing
-      for (let i = 0; i < 3; i++) expect((await login('127.0.0.2', mine)).status).toBe(200)
-      const sprayed = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => login('127.0.0.2', { ...user(`victim${i}`), password: 'Summer2026!' })),
-      )
-      expect(sprayed.map((r) => r.status)).toEqual([401, 401, 401, 401, 401])
-      const sixth = await login('127.0.0.2', { ...user('victim5'), password: 'Summer2026!' })
-      expect({ status: sixth.status, errors: sixth.body.errors }).toEqual({
-        status: 429,
-        errors: { login: ['too many failed attempts; try again later'] },
-      })
-      // refused before its password is checked: the right one is refused too
-      expect((await login('127.0.0.2', other)).status).toBe(429)
-      expect((await login('127.0.0.2', mine)).status).toBe(200)
-      expect((await login('127.0.0.3', other)).status).toBe(200)
-    })
+    const warnings = capturedWarnings()
+    await onPeers(
+      { loginThrottle: throttle },
+      async (port) => {
+        const user = (n: string) => ({ username: n, email: `${n}@example.com`, password: `${n}-right-password` })
+        const login = (from: string, u: { email: string; password: string }) =>
+          postFrom(from, port, '/api/users/login', { user: { email: u.email, password: u.password } })
+        const mine = user('mine')
+        const other = user('other')
+        for (const u of [mine, other]) expect((await postFrom('127.0.0.4', port, '/api/users', { user: u })).status).toBe(201)
+        // this address signed in to `mine` before: its successes spend nothing
+        for (let i = 0; i < 3; i++) expect((await login('127.0.0.2', mine)).status).toBe(200)
+        const sprayed = await Promise.all(
+          Array.from({ length: 5 }, (_, i) => login('127.0.0.2', { ...user(`victim${i}`), password: 'Summer2026!' })),
+        )
+        expect(sprayed.map((r) => r.status)).toEqual([401, 401, 401, 401, 401])
+        const sixth = await login('127.0.0.2', { ...user('victim5'), password: 'Summer2026!' })
+        expect({ status: sixth.status, errors: sixth.body.errors }).toEqual({
+          status: 429,
+          errors: { login: ['too many failed attempts; try again later'] },
+        })
+        // refused before its password is checked: the right one is refused too
+        expect((await login('127.0.0.2', other)).status).toBe(429)
+        expect((await login('127.0.0.2', mine)).status).toBe(200)
+        expect((await login('127.0.0.3', other)).status).toBe(200)
+      },
+      warnings.logger,
+    )
+    // one line, at the attempt that filled the window (not one per refusal); never an email
+    expect(warnings.lines()).toEqual([
+      expect.objectContaining({
+        msg: 'login throttle engaged: further attempts are refused until the window ends',
+        scope: 'client',
+        client: '127.0.0.2',
+        limit: 5,
+        windowSeconds: 900,
+      }),
+    ])
+    expect(warnings.lines()[0].retryAfterSeconds).toBeWithin(890, 901)
+    expect(JSON.stringify(warnings.lines())).not.toContain('@')
   }, 20_000)
 
   test('registrations are counted per real client address: one address throttled, another still registers', async () => {
-    await onPeers({ registrationThrottle: { enabled: true, perAddress: 2, windowSeconds: 3600 } }, async (port) => {
-      const user = (n: string) => ({ user: { username: n, email: `${n}@example.com`, password: 'a-long-password' } })
-      expect((await postFrom('127.0.0.2', port, '/api/users', user('first'))).status).toBe(201)
-      expect((await postFrom('127.0.0.2', port, '/api/users', user('second'))).status).toBe(201)
-      const third = await postFrom('127.0.0.2', port, '/api/users', user('third'))
-      expect(third.status).toBe(429)
-      expect(third.body.errors).toBeDefined()
-      expect((await postFrom('127.0.0.3', port, '/api/users', user('third'))).status).toBe(201)
-    })
+    const warnings = capturedWarnings()
+    await onPeers(
+      { registrationThrottle: { enabled: true, perAddress: 2, windowSeconds: 3600 } },
+      async (port) => {
+        const user = (n: string) => ({ user: { username: n, email: `${n}@example.com`, password: 'a-long-password' } })
+        expect((await postFrom('127.0.0.2', port, '/api/users', user('first'))).status).toBe(201)
+        expect((await postFrom('127.0.0.2', port, '/api/users', user('second'))).status).toBe(201)
+        const third = await postFrom('127.0.0.2', port, '/api/users', user('third'))
+        expect(third.status).toBe(429)
+        expect(third.body.errors).toBeDefined()
+        expect((await postFrom('127.0.0.2', port, '/api/users', user('fourth'))).status).toBe(429)
+        expect((await postFrom('127.0.0.3', port, '/api/users', user('third'))).status).toBe(201)
+      },
+      warnings.logger,
+    )
+    expect(warnings.lines()).toEqual([
+      expect.objectContaining({ msg: expect.stringMatching(/^registration throttle engaged/), client: '127.0.0.2', limit: 2 }),
+    ])
   }, 20_000)
 })
 
