@@ -154,7 +154,7 @@ export async function createApp({ store, config, logger = silentLogger }: AppOpt
         articles: articles.reads,
         comments: comments.reads,
         profiles: profiles.reads,
-        tags: tags.reads.popular,
+        tags: tags.reads.mostUsed,
         own: (resource) => store.own(resource),
         api: apiClient(
           (request, server) => respond(request, server),

@@ -7,11 +7,13 @@ import { type Route, route } from '../http/route.ts'
 import type { TagReadSql } from './store.ts'
 
 /**
- * GET /api/tags as JSON: the same for every viewer. Every new article bumps
- * the tag list, and the requests that miss it meanwhile share one read. The
- * last list is kept until then: the web app's pages read it on every build.
+ * GET /api/tags as JSON: the same for every viewer; with `limit`, the most
+ * used only (the site's sidebar: a site of many tags reads and parses a few,
+ * not all). Every new article bumps the tag list, and the requests that miss
+ * it meanwhile share one read. The last list is kept until then: the web
+ * app's pages read it on every build.
  */
-export function tagsJson(tags: TagReadSql, versions: Versions): () => Promise<Built<string>> {
+export function tagsJson(tags: TagReadSql, versions: Versions, limit?: number): () => Promise<Built<string>> {
   const deps = [keys.tags]
   const reads = new Flights<0, Built<string>>(versions)
   const kept = { builtAt: -1, deps, built: Promise.resolve({ value: '', deps }) }
@@ -22,7 +24,7 @@ export function tagsJson(tags: TagReadSql, versions: Versions): () => Promise<Bu
       0,
       deps,
       async () => {
-        const built = { value: `{"tags":${JSON.stringify(await tags.popular())}}`, deps }
+        const built = { value: `{"tags":${JSON.stringify(await tags.popular(limit))}}`, deps }
         kept.builtAt = at
         kept.built = Promise.resolve(built)
         return built

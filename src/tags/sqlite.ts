@@ -5,6 +5,7 @@ import type { TagReadSql } from './store.ts'
 export const SQLITE_TAGS = 'SELECT name FROM tags WHERE articles_count > 0 ORDER BY articles_count DESC, name'
 
 export function sqliteTags(db: Database): TagReadSql {
-  const popular = db.query<{ name: string }, []>(SQLITE_TAGS)
-  return { popular: () => popular.all().map((r) => r.name) }
+  const all = db.query<{ name: string }, []>(SQLITE_TAGS)
+  const first = db.query<{ name: string }, [number]>(`${SQLITE_TAGS} LIMIT ?`)
+  return { popular: (limit) => (limit === undefined ? all.all() : first.all(limit)).map((r) => r.name) }
 }

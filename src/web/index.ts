@@ -53,7 +53,8 @@ interface Deps {
   articles: ArticleReads
   comments: CommentReads
   profiles: ProfileReads
-  tags: () => Promise<Built<string>>
+  /** the `n` most used tags, kept as GET /api/tags's answer is */
+  tags: (n: number) => () => Promise<Built<string>>
   api: Api
   /** closes what the app made (the lane of long bodies) with the store */
   own(resource: { close(): void }): void

@@ -267,6 +267,25 @@ describe('the web app over HTTP', () => {
     expect(await app.db.count('SELECT count(*) FROM users')).toBe(2)
   })
 
+  test('the sidebar shows the 40 most used tags in the API’s order, and the next page load follows a write that reorders them', async () => {
+    const { app, ada } = await site()
+    const names = Array.from({ length: 60 }, (_, i) => `t${String(i).padStart(2, '0')}`)
+    for (let i = 0; i < names.length; i += 20) await createArticle(app, ada.token, { tagList: names.slice(i, i + 20) })
+    const sidebar = async () => {
+      const page = (await get(app, '/')).text
+      const list = /<div class="tag-list">(.*?)<\/div>/s.exec(page)?.[1] ?? ''
+      return [...list.matchAll(/tag-pill">([^<]*)</g)].map((m) => m[1])
+    }
+    const apiTags = async () => (await app.request('GET', '/api/tags')).body.tags as string[]
+    // each carried once: code-point order, intro among them
+    expect(await sidebar()).toEqual((await apiTags()).slice(0, 40))
+    expect(await sidebar()).toHaveLength(40)
+    expect(await sidebar()).not.toContain('t59')
+    await createArticle(app, ada.token, { tagList: ['t59'] })
+    expect((await apiTags())[0]).toBe('t59')
+    expect(await sidebar()).toEqual((await apiTags()).slice(0, 40))
+  })
+
   test('a tag that is a dot segment (. or ..) links to its own page, not one the browser resolves it to', async () => {
     const { app, ada } = await site()
     await createArticle(app, ada.token, { title: 'Dotted', tagList: ['.', '..'] })

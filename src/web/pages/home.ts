@@ -8,11 +8,11 @@ import { tagPath } from '../layout.ts'
 
 interface Deps {
   articles: ArticleReads
-  tags: () => Promise<Built<string>>
+  tags: (n: number) => () => Promise<Built<string>>
 }
 
 const NO_FILTERS = { tag: [], author: [], favorited: [] }
-/** The most used tags the sidebar shows (the API lists them all). */
+/** The most used tags the sidebar shows (the API lists them all: a site of many reads only these). */
 const SIDEBAR_TAGS = 40
 
 /**
@@ -20,13 +20,14 @@ const SIDEBAR_TAGS = 40
  * or a tag's articles (`/tag/:tag`, or `/?tag=` for `.` and `..`), ten to a page (`?page=N`), and the
  * popular tags beside.
  */
-export function homePage({ articles, tags }: Deps) {
+export function homePage({ articles, tags: mostUsed }: Deps) {
+  const tags = mostUsed(SIDEBAR_TAGS)
   // the tag list changes with new articles only: parsed once per list, not per page built
   const sidebars = new WeakMap<Built<string>, Html>()
   const sidebar = (ctx: Ctx, popular: Built<string>): Html => {
     let made = sidebars.get(popular)
     if (made === undefined) {
-      const names = use<{ tags: string[] }>(ctx, popular).tags.slice(0, SIDEBAR_TAGS)
+      const names = use<{ tags: string[] }>(ctx, popular).tags
       made = names.length
         ? html`<div class="tag-list">${names.map((t) => html`<a href="${tagPath(t)}" class="tag-default tag-pill">${t}</a>`)}</div>`
         : html`<div class="post-preview">No tags are here... yet.</div>`
