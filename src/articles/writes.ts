@@ -122,15 +122,15 @@ function* setFavorite(sql: ArticleWriteSql, changed: Changed, user: Viewer, slug
 export function articleWrites(writes: Writes<ArticleWriteSql>) {
   return {
     /** The slug is the next free one for the title's base (see slug.ts). */
-    create: (author: Viewer, a: NewArticle) => writes.transaction((sql, changed) => create(sql, changed, author, a)),
+    create: (author: Viewer, a: NewArticle) => writes.transaction((sql, changed) => create(sql, changed, author, a), author),
     /** Author only (403), 404 for an unknown slug. */
     update: (viewer: Viewer, slug: string, c: ArticleChanges) =>
-      writes.transaction((sql, changed) => update(sql, changed, viewer, slug, c)),
+      writes.transaction((sql, changed) => update(sql, changed, viewer, slug, c), viewer),
     /** The author or ADMIN (403 for anyone else), 404 for an unknown slug. */
-    delete: (actor: Actor, slug: string) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug)),
+    delete: (actor: Actor, slug: string) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug), actor),
     /** Idempotent; counters move only when a row is really added or removed. */
     setFavorite: (user: Viewer, slug: string, on: boolean) =>
-      writes.transaction((sql, changed) => setFavorite(sql, changed, user, slug, on)),
+      writes.transaction((sql, changed) => setFavorite(sql, changed, user, slug, on), user),
   }
 }
 export type ArticleWrites = ReturnType<typeof articleWrites>

@@ -14,12 +14,31 @@ export interface Viewer {
   usernameKey: string
   /** the id of the token that says so (absent in tokens of earlier versions): a password change keeps it working */
   tokenId?: string
+  /** the user's token version the token carries: checked again where its write commits (`holds`) */
+  tokenVersion?: number
 }
 
 /** The operator: no user, no id. */
 export const ADMIN: unique symbol = Symbol('admin')
 
 export type Actor = Viewer | typeof ADMIN
+
+/** What a user's row says of its tokens: the version they must carry, and the one a password change kept (`<id>:<version>`). */
+export interface TokenState {
+  token_version: number
+  kept_token: string | null
+}
+
+/**
+ * Whether a token (its version, its id) still holds for its user: it carries
+ * the user's version, or it is the one the last password change kept.
+ */
+export const holds = (user: TokenState, version: number, id: string | undefined): boolean =>
+  user.token_version === version || (id !== undefined && `${id}:${user.token_version}` === user.kept_token)
+
+/** The viewer whose token a write checks again where it commits (see Writes.transaction): none for ADMIN. */
+export const tokenChecked = (by: Actor | undefined): (Viewer & { tokenVersion: number }) | undefined =>
+  by === undefined || by === ADMIN || by.tokenVersion === undefined ? undefined : (by as Viewer & { tokenVersion: number })
 
 /** Whether the actor is the operator or the user with one of these ids. */
 export const isAdminOr = (actor: Actor, ...ids: number[]): boolean => actor === ADMIN || ids.includes(actor.id)

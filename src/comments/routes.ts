@@ -46,7 +46,7 @@ export function commentRoutes({ writes, reads }: Deps): Route[] {
       tag,
       // a comment's author is the viewer, who never follows themselves
       handle: async ({ params, body, viewer }) =>
-        reply(`{"comment":${commentJson(await writes.add(viewer.id, params.slug, body.comment.body), false)}}`, 201),
+        reply(`{"comment":${commentJson(await writes.add(viewer.id, params.slug, body.comment.body, viewer), false)}}`, 201),
     }),
     route({
       method: 'DELETE',

@@ -1,4 +1,4 @@
-import { type Actor, isAdminOr } from '../auth/actor.ts'
+import { type Actor, isAdminOr, type Viewer } from '../auth/actor.ts'
 import { keys } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { forbidden, notFound } from '../errors.ts'
@@ -54,13 +54,14 @@ function* removeById(sql: CommentWriteSql, changed: Changed, actor: Actor, id: n
 /** The writes of comments on either backend: every decision above, the SQL in `writes`' primitives. */
 export function commentWrites(writes: Writes<CommentWriteSql>) {
   return {
-    /** 404 for an unknown article; returns the new comment. */
-    add: (viewerId: number, slug: string, body: string) => writes.transaction((sql, changed) => add(sql, changed, viewerId, slug, body)),
+    /** 404 for an unknown article; returns the new comment. `by`: the viewer whose token allowed it (see Writes.transaction). */
+    add: (viewerId: number, slug: string, body: string, by?: Viewer) =>
+      writes.transaction((sql, changed) => add(sql, changed, viewerId, slug, body), by),
     /**
      * 404 for an unknown article or a comment of another article; 403 unless
      * the actor is the comment's author, the article's author or ADMIN.
      */
-    delete: (actor: Actor, slug: string, id: number) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug, id)),
+    delete: (actor: Actor, slug: string, id: number) => writes.transaction((sql, changed) => remove(sql, changed, actor, slug, id), actor),
     /**
      * By id alone, as the operator knows it (`conduit admin comments delete`):
      * 404 for an unknown id, the same 403 rule. Answers the article's slug.

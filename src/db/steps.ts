@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/actor.ts'
 import type { Awaitable } from './types.ts'
 
 /**
@@ -70,8 +71,14 @@ export type Changed = (keys: readonly number[]) => void
  * (who may, slugs, change keys); `S` only runs SQL.
  */
 export interface Writes<S> {
-  /** Runs the steps as one transaction (a new generator per attempt: PostgreSQL retries deadlocks); the keys passed to `changed` are recorded with it. */
-  transaction<T>(steps: (sql: S, changed: Changed) => Steps<T>): Awaitable<T>
+  /**
+   * Runs the steps as one transaction (a new generator per attempt: PostgreSQL retries deadlocks); the keys passed to `changed` are recorded with it.
+   * `by`: the user whose token allowed the write. The transaction checks that token still holds (a lock, a password
+   * change or a deletion committed since the request's check refuses it: 401, nothing written), and on PostgreSQL
+   * keeps the user's row from changing until it commits, so `admin users lock` returns after such writes, not before.
+   * (A change of the user's own row checks it in its own steps instead, on the row it locks: src/users/writes.ts.)
+   */
+  transaction<T>(steps: (sql: S, changed: Changed) => Steps<T>, by?: Actor): Awaitable<T>
   /** Runs steps around transactions (e.g. a retry after a constraint error), with the backend's runner. */
   run<T>(steps: Steps<T>): Awaitable<T>
   /** Whether an error is the database refusing a duplicate (a unique constraint). */

@@ -26,7 +26,7 @@ export function profileRoutes({ writes, reads }: Deps): Route[] {
       tag,
       handle: async ({ params, viewer }) => {
         const target = await reads.byName(params.username)
-        await writes.setFollowing(viewer.id, target.id, follow)
+        await writes.setFollowing(viewer.id, target.id, follow, viewer)
         return reply(`{"profile":${profileJson(profileHead(target), follow)}}`)
       },
     })

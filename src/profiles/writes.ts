@@ -1,3 +1,4 @@
+import type { Viewer } from '../auth/actor.ts'
 import { keys } from '../keys/keys.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import { notFound, unprocessable } from '../errors.ts'
@@ -16,9 +17,9 @@ function* setFollowing(sql: ProfileWriteSql, changed: Changed, follower: number,
 /** The write of follows on either backend: the rule and the change key decided above, the SQL in `writes`' primitive. */
 export function profileWrites(writes: Writes<ProfileWriteSql>) {
   return {
-    /** Idempotent either way; records the follower's relations as changed when a row really changed. */
-    setFollowing: (follower: number, followee: number, on: boolean) =>
-      writes.transaction((sql, changed) => setFollowing(sql, changed, follower, followee, on)),
+    /** Idempotent either way; records the follower's relations as changed when a row really changed. `by`: see Writes.transaction. */
+    setFollowing: (follower: number, followee: number, on: boolean, by?: Viewer) =>
+      writes.transaction((sql, changed) => setFollowing(sql, changed, follower, followee, on), by),
   }
 }
 export type ProfileWrites = ReturnType<typeof profileWrites>

@@ -1,5 +1,6 @@
 import type { SQL, TransactionSQL } from 'bun'
 import { ms, read } from '../db/postgres/client.ts'
+import type { TokenState } from '../auth/actor.ts'
 import type { Account, AccountCounts, Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
 
 const ACCOUNT_COLUMNS = 'id, username, email, bio, image, created_at, locked_at'
@@ -56,10 +57,10 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
         RETURNING id, username, email, bio, image, token_version, kept_token`
       return row as UserRow
     },
-    async nameKey(id) {
+    async before(id) {
       // FOR UPDATE: the name before the change, and no other change in between
-      const [before] = await tx`SELECT username_key FROM users WHERE id = ${id} FOR UPDATE`
-      return before ? (before.username_key as string) : null
+      const [before] = await tx`SELECT username_key, token_version, kept_token FROM users WHERE id = ${id} FOR UPDATE`
+      return (before as ({ username_key: string } & TokenState) | undefined) ?? null
     },
     async update(id, c) {
       const hash = c.passwordHash ?? null

@@ -120,7 +120,7 @@ export function userRoutes({ sql, writes, tokens, passwords, loginGuard, registr
         // taken one get the same 429 (clients that send the whole form send their own email: free)
         if (rest.email !== undefined && (await sql.byId(viewer.id))?.email !== rest.email)
           await registrationGuard.attempt(clientAddress(request), 'email')
-        const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken })
+        const user = await writes.update(viewer.id, { ...rest, usernameKey: key, passwordHash, keptToken }, viewer)
         if (!user) throw unauthorized('is invalid')
         return reply(present(user))
       },

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { TokenState } from '../auth/actor.ts'
 import type { Account, AccountCounts, Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
 
 const USER_COLUMNS = 'id, username, email, bio, image, token_version, kept_token'
@@ -44,7 +45,9 @@ export function sqliteUserSql(db: Database): UserWriteSql {
     `SELECT EXISTS (SELECT 1 FROM users WHERE email = :email AND id <> :id) AS email_taken,
             EXISTS (SELECT 1 FROM users WHERE username_key = :key AND id <> :id) AS username_taken`,
   )
-  const nameKey = db.query<{ username_key: string }, [number]>('SELECT username_key FROM users WHERE id = ?')
+  const before = db.query<{ username_key: string } & TokenState, [number]>(
+    'SELECT username_key, token_version, kept_token FROM users WHERE id = ?',
+  )
   // COALESCE keeps a column when the change leaves it out; bio and image can be
   // set to NULL, so they carry an explicit "set" flag instead.
   const update = db.query<UserRow, Record<string, string | number | null>>(
@@ -75,7 +78,7 @@ export function sqliteUserSql(db: Database): UserWriteSql {
   )
   return {
     insert: (u, now) => insert.get({ username: u.username, key: u.usernameKey, email: u.email, hash: u.passwordHash, now })!,
-    nameKey: (id) => nameKey.get(id)?.username_key ?? null,
+    before: (id) => before.get(id),
     update: (id, c) =>
       update.get({
         id,

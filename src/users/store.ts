@@ -1,3 +1,4 @@
+import type { TokenState } from '../auth/actor.ts'
 import type { Awaitable } from '../db/types.ts'
 
 export interface UserRow {
@@ -101,8 +102,11 @@ export interface DeletedAccount {
 /** The SQL a write of accounts runs, inside its transaction. */
 export interface UserWriteSql {
   insert(u: NewUser, now: number): Awaitable<UserRow>
-  /** The user's normalised name, or null; locked until the transaction ends (no other change in between). */
-  nameKey(id: number): Awaitable<string | null>
+  /**
+   * The user's normalised name and token state, or null; locked until the transaction ends (no
+   * other change in between).
+   */
+  before(id: number): Awaitable<({ username_key: string } & TokenState) | null>
   /** Fields left undefined keep their value; a password hash bumps token_version (older tokens but `keptToken` stop verifying). */
   update(id: number, c: UserChanges): Awaitable<UserRow | null>
   /** Whether another user than `id` has this email, or this normalised name. */

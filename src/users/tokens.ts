@@ -5,6 +5,7 @@ import { keys } from '../keys/keys.ts'
 import { unauthorized } from '../errors.ts'
 import type { UserReadSql } from './store.ts'
 import { usernameKey } from '../names.ts'
+import { holds } from '../auth/actor.ts'
 import { type Claims, signToken, verifyToken } from '../auth/jwt.ts'
 
 /** A token verified once, as the cache keeps it until its expiry or a change to its user. */
@@ -14,6 +15,7 @@ interface VerifiedToken {
   usernameKey: string
   /** the token's id (its \`jti\`), if it has one */
   tokenId?: string
+  tokenVersion: number
   /** expiry, seconds since the epoch */
   exp: number
 }
@@ -67,19 +69,28 @@ export function tokens(secret: string, ttlSeconds: number, users: Pick<UserReadS
         throw unauthorized('is invalid')
       }
       const known = fresh(token)
-      if (known) return { id: known.id, username: known.username, usernameKey: known.usernameKey, tokenId: known.tokenId }
+      if (known)
+        return {
+          id: known.id,
+          username: known.username,
+          usernameKey: known.usernameKey,
+          tokenId: known.tokenId,
+          tokenVersion: known.tokenVersion,
+        }
       const claims = verifyToken(secret, token)
       if (!claims) throw unauthorized('is invalid')
       const at = caches.versions.clock
       const user = await users.byId(claims.sub)
       // a deleted user, or a token issued before the last password change other than the one that made it
       // (kept for the version that change made only: store.ts)
-      if (
-        !user ||
-        (user.token_version !== claims.ver && (claims.jti === undefined || `${claims.jti}:${user.token_version}` !== user.kept_token))
-      )
-        throw unauthorized('is invalid')
-      const viewer = { id: user.id, username: user.username, usernameKey: usernameKey(user.username), tokenId: claims.jti }
+      if (!user || !holds(user, claims.ver, claims.jti)) throw unauthorized('is invalid')
+      const viewer = {
+        id: user.id,
+        username: user.username,
+        usernameKey: usernameKey(user.username),
+        tokenId: claims.jti,
+        tokenVersion: claims.ver,
+      }
       verifiedTokens.set(token, { value: { ...viewer, exp: claims.exp }, deps: [keys.user(user.id)] }, at)
       return viewer
     },

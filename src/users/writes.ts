@@ -1,9 +1,9 @@
-import { type Actor, isAdminOr } from '../auth/actor.ts'
+import { type Actor, holds, isAdminOr, tokenChecked, type Viewer } from '../auth/actor.ts'
 import { userChanged } from '../keys/keys.ts'
 import { EVERYTHING } from '../keys/versions.ts'
 import { type Changed, type Steps, wait, type Writes } from '../db/steps.ts'
 import type { Awaitable } from '../db/types.ts'
-import { forbidden, notFound } from '../errors.ts'
+import { forbidden, notFound, unauthorized } from '../errors.ts'
 import { explainTaken } from './taken.ts'
 import type { AccountChanged, DeletedAccount, NewUser, UserChanges, UserRow, UserWriteSql } from './store.ts'
 import { usernameKey } from '../names.ts'
@@ -30,13 +30,17 @@ function* administered(sql: UserWriteSql, actor: Actor, username: string): Steps
   return account
 }
 
-function* update(sql: UserWriteSql, changed: Changed, id: number, c: UserChanges): Steps<UserRow | null> {
-  const before = yield* wait(sql.nameKey(id))
+function* update(sql: UserWriteSql, changed: Changed, id: number, c: UserChanges, by: Viewer | undefined): Steps<UserRow | null> {
+  const before = yield* wait(sql.before(id))
   if (before === null) return null
+  // the token checked here, on the row this change locks, not by the transaction (see Writes.transaction):
+  // there a weaker lock taken first would have to be raised, and two such raises deadlock
+  const viewer = tokenChecked(by)
+  if (viewer && !holds(before, viewer.tokenVersion, viewer.tokenId)) throw unauthorized('is invalid')
   const user = yield* wait(sql.update(id, c))
   // a new name changes the lists filtered by the old and the new one
-  const renamed = c.usernameKey !== undefined && c.usernameKey !== before
-  changed(userChanged(id, renamed ? { from: before, to: c.usernameKey! } : undefined))
+  const renamed = c.usernameKey !== undefined && c.usernameKey !== before.username_key
+  changed(userChanged(id, renamed ? { from: before.username_key, to: c.usernameKey! } : undefined))
   return user
 }
 
@@ -143,8 +147,9 @@ export function userWrites(writes: Writes<UserWriteSql>) {
   return {
     create: (u: NewUser) =>
       writes.run(unique(writes, () => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey)),
-    update: (id: number, c: UserChanges) =>
-      writes.run(unique(writes, () => writes.transaction((sql, changed) => update(sql, changed, id, c)), id, c.email, c.usernameKey)),
+    /** `by`: the viewer whose token sent the change, checked as it commits (see Writes.transaction). */
+    update: (id: number, c: UserChanges, by?: Viewer) =>
+      writes.run(unique(writes, () => writes.transaction((sql, changed) => update(sql, changed, id, c, by)), id, c.email, c.usernameKey)),
     /** The operator's (403 for anyone else; 404 for an unknown username): every token issued before is refused. */
     setPassword: (actor: Actor, username: string, hash: string) =>
       writes.transaction((sql, changed) => setPassword(sql, changed, actor, username, hash)),

@@ -8,7 +8,7 @@ import { sqliteCommentSql } from '../../src/comments/sqlite.ts'
 import { commentWrites } from '../../src/comments/writes.ts'
 import type { SqliteChanges } from '../../src/db/sqlite/changes.ts'
 import type { SqliteStore } from '../../src/db/sqlite/store.ts'
-import { sqliteWrites } from '../../src/db/sqlite/writes.ts'
+import { sqliteWrites, tokenCheck } from '../../src/db/sqlite/writes.ts'
 import type { Writes } from '../../src/db/steps.ts'
 import { type TestApp, testApp } from '../support/app.ts'
 import { sqliteTestDatabase } from '../support/backend.ts'
@@ -94,16 +94,16 @@ describe('write steps', () => {
     let transactions = 0
     const recording = <S>(w: Writes<S>): Writes<S> => ({
       ...w,
-      transaction: (steps) =>
+      transaction: (steps, by) =>
         w.transaction((sql, changed) => {
           const g = steps(sql, changed)
           transactions++
           kinds.add(Object.getPrototypeOf(g))
           return g
-        }),
+        }, by),
     })
-    const articles = articleWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteArticleSql(db))))
-    const comments = commentWrites(recording(sqliteWrites(changes as SqliteChanges, sqliteCommentSql(db))))
+    const articles = articleWrites(recording(sqliteWrites(changes as SqliteChanges, tokenCheck(db), sqliteArticleSql(db))))
+    const comments = commentWrites(recording(sqliteWrites(changes as SqliteChanges, tokenCheck(db), sqliteCommentSql(db))))
     const ann = await usersOn(store).writes.create({ username: 'ann', usernameKey: 'ann', email: 'ann@example.com', passwordHash: 'x' })
     const writer = { id: ann.id, username: 'ann', usernameKey: 'ann' }
     for (let i = 0; i < 3; i++) {

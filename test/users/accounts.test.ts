@@ -1,15 +1,20 @@
 import { describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { testDatabaseUrl } from '../support/backend.ts'
+import { skipIf, why } from '../support/skip.ts'
 import { ADMIN } from '../../src/auth/actor.ts'
 import { fromLog } from '../../src/keys/keys.ts'
 import { EVERYTHING } from '../../src/keys/versions.ts'
 import { accountSearch } from '../../src/users/accounts.ts'
 import { AccountHasContent, DELETE_BATCH } from '../../src/users/writes.ts'
 import { storageViolations } from '../reliability/invariants.ts'
-import type { TestApp } from '../support/app.ts'
+import { type TestApp, testApp } from '../support/app.ts'
 import { addComment, conduitApp, favorite, follow } from '../support/conduit.ts'
 import { createArticle, expectTokenRefused, type RegisteredUser, registerUser } from '../support/fixtures.ts'
 import { commentsOn } from '../../src/comments/index.ts'
 import { usersOn } from '../../src/users/index.ts'
+import { articlesOn } from '../../src/articles/index.ts'
+import { profilesOn } from '../../src/profiles/index.ts'
 
 /**
  * The operator's writes to accounts (src/users/writes.ts, with the ADMIN
@@ -92,6 +97,147 @@ describe('locking an account', () => {
     expect(await app.db.count('SELECT count(*) FROM changes WHERE seq > ?', seq)).toBe(1)
   })
 })
+
+/**
+ * A request's token is checked when it arrives; its write commits later (after
+ * a password hash, or a wait for a lock). A lock, a reset or another password
+ * change committed in between ends that token: the write is refused as it
+ * would be a moment later (401), and changes nothing.
+ */
+describe('writes whose token ended between its check and their commit', () => {
+  /** The viewer the request's token check makes, before the change that ends its token. */
+  const checkedViewer = async (app: TestApp, token: string) => (await app.app.features.users.tokens.authenticate(`Token ${token}`))!
+  /** The operator's change lands while the password is being hashed: argon2 at a cost that takes a while. */
+  const SLOW_HASH = { passwordHash: { memoryCost: 65_536, timeCost: 3 } }
+  const statusOf = (p: Promise<unknown>) =>
+    p.then(
+      () => 'written',
+      (e: { status?: number }) => e.status,
+    )
+
+  test('every kind of write by a token the lock ended answers 401 and changes nothing', async () => {
+    const app = await conduitApp()
+    const [jake, other] = [await registerUser(app), await registerUser(app)]
+    const own = await createArticle(app, jake.token)
+    const theirs = await createArticle(app, other.token)
+    const comment = await addComment(app, jake.token, theirs.slug, 'before the lock')
+    const viewer = await checkedViewer(app, jake.token)
+    const otherId = (await writer(app, other)).id
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
+    const state = () =>
+      app.db.all(
+        `SELECT (SELECT count(*) FROM articles) AS articles, (SELECT count(*) FROM comments) AS comments,
+                (SELECT count(*) FROM favorites) AS favorites, (SELECT count(*) FROM follows) AS follows,
+                (SELECT body FROM articles WHERE slug = ?) AS body, (SELECT bio FROM users WHERE id = ?) AS bio`,
+        own.slug,
+        viewer.id,
+      )
+    const before = await state()
+    const articles = articlesOn(app.store).writes
+    const comments = commentsOn(app.store).writes
+    const writes: Record<string, () => unknown> = {
+      create: () => articles.create(viewer, { title: 'After the lock', description: 'd', body: 'b' }),
+      update: () => articles.update(viewer, own.slug, { body: 'changed after the lock' }),
+      delete: () => articles.delete(viewer, own.slug),
+      favorite: () => articles.setFavorite(viewer, theirs.slug, true),
+      comment: () => comments.add(viewer.id, theirs.slug, 'after the lock', viewer),
+      uncomment: () => comments.delete(viewer, theirs.slug, comment.id),
+      follow: () => profilesOn(app.store).writes.setFollowing(viewer.id, otherId, true, viewer),
+      settings: () => usersOn(app.store).writes.update(viewer.id, { bio: 'after the lock' }, viewer),
+    }
+    const answers: Record<string, unknown> = {}
+    for (const [what, write] of Object.entries(writes)) answers[what] = await statusOf(attempt(write))
+    expect(answers).toEqual(Object.fromEntries(Object.keys(writes).map((k) => [k, 401])))
+    expect(await state()).toEqual(before)
+  })
+
+  test('a password change under way when the account is locked: 401, and every token of it stays refused', async () => {
+    const app = await testApp(SLOW_HASH)
+    const jake = await registerUser(app)
+    const changing = app.request('PUT', '/api/user', { token: jake.token, body: { user: { password: 'changed-while-locked' } } })
+    await Bun.sleep(10) // past its token check: hashing
+    await usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)
+    const answer = await changing
+    expect({ status: answer.status, body: answer.body }).toEqual({ status: 401, body: { errors: { token: ['is invalid'] } } })
+    expect((await me(app, jake.token)).status).toBe(401)
+    expect((await login(app, jake, 'changed-while-locked')).status).toBe(401)
+  })
+
+  test('a password change under way when the operator resets it: the operator’s password stands, the session ends', async () => {
+    const app = await testApp(SLOW_HASH)
+    const jake = await registerUser(app)
+    const changing = app.request('PUT', '/api/user', { token: jake.token, body: { user: { password: 'the-users-own-new' } } })
+    await Bun.sleep(10)
+    const hash = await Bun.password.hash('the-operators-new', { algorithm: 'argon2id', memoryCost: 256, timeCost: 1 })
+    await usersOn(app.store).writes.setPassword(ADMIN, jake.username, hash)
+    expect((await changing).status).toBe(401)
+    expect((await login(app, jake, 'the-operators-new')).status).toBe(200)
+    expect((await login(app, jake, 'the-users-own-new')).status).toBe(401)
+    expect((await me(app, jake.token)).status).toBe(401)
+  })
+
+  test('sessions changing the password at once: one change is made; the others, whose tokens it ended, answer 401', async () => {
+    const app = await testApp(SLOW_HASH)
+    const jake = await registerUser(app)
+    const sessions = [jake.token]
+    for (let i = 0; i < 4; i++) sessions.push((await login(app, jake, jake.password)).body.user.token)
+    const answers = await Promise.all(
+      sessions.map((token, i) => app.request('PUT', '/api/user', { token, body: { user: { password: `session-${i}-password` } } })),
+    )
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401, 401, 401])
+    const won = answers.findIndex((a) => a.status === 200)
+    expect((await login(app, jake, `session-${won}-password`)).status).toBe(200)
+    // the token that made the change and the one its answer carries work; every other session ended
+    expect((await me(app, answers[won]!.body.user.token)).status).toBe(200)
+    for (const [i, token] of sessions.entries())
+      expect({ i, status: (await me(app, token)).status }).toEqual({ i, status: i === won ? 200 : 401 })
+  })
+})
+
+// PostgreSQL runs writes concurrently: a write may have begun when the lock is made
+skipIf(why.postgresOnly).test(
+  'a lock made while a write of the account waits in its transaction returns once that write has committed (PostgreSQL)',
+  async () => {
+    const app = await conduitApp()
+    const jake = await registerUser(app)
+    await createArticle(app, jake.token, { tagList: ['held'] })
+    const { schema } = (await app.db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
+    const holder = new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<
+      typeof SQL
+    >[0])
+    const order: string[] = []
+    let creating: Promise<number> | undefined
+    let locking: Promise<unknown> | undefined
+    try {
+      await holder.begin(async (tx) => {
+        // the tag's row held: a creation tagged with it waits for it, inside its transaction, its token checked
+        await tx`SELECT 1 FROM tags WHERE name = 'held' FOR UPDATE`
+        creating = app
+          .request('POST', '/api/articles', {
+            token: jake.token,
+            body: { article: { title: 'Waiting', description: 'd', body: 'b', tagList: ['held'] } },
+          })
+          .then((r) => {
+            order.push('created')
+            return r.status
+          })
+        const waiting = () =>
+          app.db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        for (let i = 0; i < 200 && (await waiting()) < 1; i++) await Bun.sleep(25)
+        locking = Promise.resolve(usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)).then(() => order.push('locked'))
+        for (let i = 0; i < 200 && (await waiting()) < 2; i++) await Bun.sleep(25)
+        // the lock waits for the creation, which waits for the tag
+        expect(await waiting()).toBe(2)
+      })
+    } finally {
+      await holder.close()
+    }
+    expect(await creating).toBe(201)
+    await locking
+    expect(order).toEqual(['created', 'locked'])
+    expect((await me(app, jake.token)).status).toBe(401)
+  },
+)
 
 describe("the operator's password reset", () => {
   test('the new password logs in, the old one no longer does, and every earlier token is refused', async () => {

@@ -1,4 +1,6 @@
 import type { TransactionSQL } from 'bun'
+import { holds, tokenChecked } from '../../auth/actor.ts'
+import { unauthorized } from '../../errors.ts'
 import { runAsync, type Writes } from '../steps.ts'
 import type { PgChanges } from './changes.ts'
 import { isUniqueViolation } from './client.ts'
@@ -7,10 +9,34 @@ import { isUniqueViolation } from './client.ts'
  * Writes on PostgreSQL: a policy's steps run in one transaction
  * (PgChanges.write: the deadline, a retry after a deadlock), each query
  * awaited, over `sql(tx)`, a feature's statements on that transaction.
+ *
+ * A write by a user first reads that user's token state FOR KEY SHARE (sent
+ * with the steps' first statement, no round trip of its own): a lock, a
+ * password change or a deletion (FOR UPDATE) waits for the write to commit,
+ * and one committed before it is seen (401, the write rolled back).
  */
 export function postgresWrites<S>(changes: PgChanges, sql: (tx: TransactionSQL) => S): Writes<S> {
   return {
-    transaction: (steps) => changes.write((tx, changed) => runAsync(steps(sql(tx), changed))),
+    transaction: (steps, by) => {
+      const viewer = tokenChecked(by)
+      if (viewer === undefined) return changes.write((tx, changed) => runAsync(steps(sql(tx), changed)))
+      return changes.write(async (tx, changed) => {
+        const state = tx`SELECT token_version, kept_token FROM users WHERE id = ${viewer.id} FOR KEY SHARE`.execute()
+        const refused = async () => {
+          const [user] = await state
+          return !user || !holds(user, viewer.tokenVersion, viewer.tokenId)
+        }
+        try {
+          const out = await runAsync(steps(sql(tx), changed))
+          if (await refused()) throw unauthorized('is invalid')
+          return out
+        } catch (e) {
+          // whatever else the steps met, a token that no longer holds is the answer a moment later would give
+          if (await refused().catch(() => false)) throw unauthorized('is invalid')
+          throw e
+        }
+      })
+    },
     run: runAsync,
     isUniqueViolation: (e) => isUniqueViolation(e),
   }

@@ -6,7 +6,7 @@ import { SqliteChanges } from './changes.ts'
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.ts'
 import { schemaVersion } from './migrate.ts'
 import { closeDatabase } from './open.ts'
-import { sqliteWrites } from './writes.ts'
+import { sqliteWrites, tokenCheck } from './writes.ts'
 
 export interface SqliteStore extends Store {
   readonly db: Database
@@ -16,6 +16,7 @@ export interface SqliteStore extends Store {
 /** The store on a migrated SQLite database (see open.ts and migrate.ts). */
 export function sqliteStore(db: Database, location: string): SqliteStore {
   const changes = new SqliteChanges(db, location)
+  const check = tokenCheck(db)
   const ping = db.query('SELECT 1')
   // INSERT OR IGNORE: two processes starting at once agree on the first secret written
   const keepSecret = db.query<unknown, [string]>("INSERT OR IGNORE INTO settings (key, value) VALUES ('jwt_secret', ?)")
@@ -26,7 +27,7 @@ export function sqliteStore(db: Database, location: string): SqliteStore {
     backend: 'sqlite',
     location,
     db,
-    connection: { backend: 'sqlite', db, path: location, writes: (sql) => sqliteWrites(changes, sql) },
+    connection: { backend: 'sqlite', db, path: location, writes: (sql) => sqliteWrites(changes, check, sql) },
     changes,
     bulk: sqliteBulk(db, changes),
     secret(generated) {
