@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { ConfigError } from '../config.ts'
 import { MigrationError } from '../db/migration-error.ts'
-import { connectProblem } from '../db/postgres/client.ts'
+import { connectProblem, isConflict } from '../db/postgres/client.ts'
 import { DatabaseUnavailable } from '../db/types.ts'
 import { isListenError, listenFailure } from './diagnose/network.ts'
 import { isPostgresError, postgresFailure, privilegeHint, URL_OPTION } from './diagnose/postgres.ts'
@@ -49,6 +49,13 @@ export async function explain(error: unknown, context: FailureContext): Promise<
     isSqliteError(error.cause as ErrorLike)
   ) {
     return { line: databaseFailure(error.cause as ErrorLike, context.databasePath, context.pathOption), exitCode: EXIT_FAILURE }
+  }
+  // reachable, but other writes kept deadlocking with this one (each try rolled back): nothing of it was written
+  if (error instanceof DatabaseUnavailable && isConflict(error.cause)) {
+    return {
+      line: `the PostgreSQL database ${context.databaseUrl ?? ''} rolled this change back to end a conflict with other writes, three times (${(error.cause as Error).message}); nothing of that step was written: run the command again`,
+      exitCode: EXIT_FAILURE,
+    }
   }
   if (error instanceof DatabaseUnavailable) {
     const cause = reason((error.cause ?? error) as ErrorLike)

@@ -1,5 +1,5 @@
 import type { SQL, TransactionSQL } from 'bun'
-import { ms, read } from '../db/postgres/client.ts'
+import { intArray, ms, pipelined, read } from '../db/postgres/client.ts'
 import type { TokenState } from '../auth/actor.ts'
 import type { Account, AccountCounts, Credentials, UserReadSql, UserRow, UserWriteSql } from './store.ts'
 
@@ -94,9 +94,17 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
       return n as AccountCounts
     },
     async removeSome(id, articles, limit) {
-      const a = articles
-        ? await tx`DELETE FROM articles WHERE id IN (SELECT id FROM articles WHERE author_id = ${id} ORDER BY id LIMIT ${limit})`
-        : null
+      let a = null
+      if (articles) {
+        const [row] = await tx`SELECT ARRAY(SELECT id FROM articles WHERE author_id = ${id} ORDER BY id LIMIT ${limit}) AS ids`
+        const ids = intArray(row.ids)
+        // their links go with them, each moving its tag's counter: those rows locked first, in name order, as
+        // every other write of tags takes them (src/articles/postgres.ts, TAG_LOCK); else a creation deadlocks this
+        const locked = tx`SELECT 1 FROM tags WHERE id IN (SELECT tag_id FROM article_tags WHERE article_id = ANY (${ids}::int[]))
+                          ORDER BY name FOR NO KEY UPDATE`.execute()
+        const removed = tx`DELETE FROM articles WHERE id = ANY (${ids}::int[])`.execute()
+        ;[, a] = await pipelined(locked, removed)
+      }
       const f =
         await tx`DELETE FROM favorites WHERE user_id = ${id} AND article_id IN (SELECT article_id FROM favorites WHERE user_id = ${id} LIMIT ${limit})`
       return { articles: a?.count ?? 0, favorites: f.count }

@@ -48,6 +48,20 @@ skipIf(why.sqlitePass).describe('explain', () => {
     }
   })
 
+  test('a PostgreSQL change rolled back by deadlocks, try after try: not "cannot reach", but what happened and to run it again', async () => {
+    const url = 'postgres://conduit@db.example:5432/conduit'
+    const deadlock = Object.assign(new Error('deadlock detected'), {
+      name: 'PostgresError',
+      code: 'ERR_POSTGRES_SERVER_ERROR',
+      errno: '40P01',
+    })
+    const got = await explain(new DatabaseUnavailable(deadlock), { databaseUrl: url })
+    expect(got).toEqual({
+      line: `the PostgreSQL database ${url} rolled this change back to end a conflict with other writes, three times (deadlock detected); nothing of that step was written: run the command again`,
+      exitCode: 1,
+    })
+  })
+
   test('usage, configuration and migration errors exit 2; a migration error names the database', async () => {
     expect(await explain(new UsageError('usage: conduit migrate'), {})).toEqual({ line: 'usage: conduit migrate', exitCode: 2 })
     expect(await explain(new ConfigError('PORT must be an integer, got "x"'), {})).toEqual({

@@ -239,6 +239,44 @@ skipIf(why.postgresOnly).test(
   },
 )
 
+// PostgreSQL: other writes take tag rows in name order; a deletion taking them in another order deadlocked with them
+skipIf(why.postgresOnly).test(
+  'deleting an author with content takes the tags of its articles in name order, as creations do (PostgreSQL)',
+  async () => {
+    const app = await conduitApp()
+    const [jake, other] = [await registerUser(app), await registerUser(app)]
+    const [a, b, c] = ['a', 'b', 'c'].map((x) => `${jake.username}-${x}`) as [string, string, string]
+    // the tags come into being in reverse name order: their ids, which the links' index follows, run opposite to their names
+    for (const tag of [c, b, a]) await createArticle(app, other.token, { tagList: [tag] })
+    await createArticle(app, jake.token, { tagList: [a, b, c] })
+    const { schema } = (await app.db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
+    const holder = new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<
+      typeof SQL
+    >[0])
+    let deleting: Promise<unknown> | undefined
+    try {
+      // as a creation tagged [a, c] does: a first, then c
+      await holder.begin(async (tx) => {
+        await tx`SELECT 1 FROM tags WHERE name = ${a} FOR NO KEY UPDATE`
+        deleting = attempt(() => usersOn(app.store).writes.delete(ADMIN, jake.username, true))
+        deleting.catch(() => {})
+        const waiting = () =>
+          app.db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        for (let i = 0; i < 200 && (await waiting()) < 1; i++) await Bun.sleep(25)
+        expect(await waiting()).toBe(1)
+        // the deletion waits for a, holding none of the others: c is free at once (before PostgreSQL's deadlock check, 1 s, would end either)
+        await tx`SET LOCAL lock_timeout = '500ms'`
+        await tx`SELECT 1 FROM tags WHERE name = ${c} FOR NO KEY UPDATE`
+      })
+    } finally {
+      await holder.close()
+    }
+    expect(await deleting).toMatchObject({ username: jake.username, articles: 1 })
+    expect((await app.request('GET', `/api/profiles/${jake.username}`)).status).toBe(404)
+    expect((await app.request('GET', '/api/tags')).body.tags).toEqual(expect.arrayContaining([a, b, c]))
+  },
+)
+
 describe("the operator's password reset", () => {
   test('the new password logs in, the old one no longer does, and every earlier token is refused', async () => {
     const app = await conduitApp()
