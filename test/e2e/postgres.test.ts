@@ -644,6 +644,63 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
   }, 60_000)
 
+  test('an instance frozen in the middle of a creation holds its locks no longer than DATABASE_TIMEOUT_SECONDS; the others create again', async () => {
+    const db = await binaryDatabase()
+    const env = { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_TIMEOUT_SECONDS: '1', ...db.env }
+    const [frozen, other] = [await startServer(binary(), { env }), await startServer(binary(), { env })]
+    const holder = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(other.url)
+      expect(
+        (
+          await api(other.url, 'POST', '/api/articles', {
+            token: user.token,
+            body: { article: { ...article('first').article, tagList: ['held'] } },
+          })
+        ).status,
+      ).toBe(201)
+      let stuck: Promise<{ status: number }> | undefined
+      await holder.begin(async (tx) => {
+        // a creation tagged `held` waits for the tag's row; the rest of its transaction is queued behind it
+        await tx`SELECT 1 FROM tags WHERE name = 'held' FOR UPDATE`
+        stuck = api(frozen.url, 'POST', '/api/articles', {
+          token: user.token,
+          body: { article: { ...article('frozen').article, tagList: ['held'] } },
+          timeoutMs: 30_000,
+        })
+        const waiting = () =>
+          tx`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
+        for (let i = 0; i < 100 && (await waiting())[0].n < 1; i++) await Bun.sleep(25)
+        expect((await waiting())[0].n).toBe(1)
+        // frozen (a pause, a partition) with its transaction open: released, it takes the tag's row and goes idle
+        frozen.proc.kill('SIGSTOP')
+      })
+      const t0 = performance.now()
+      let created = 0
+      while (created !== 201 && performance.now() - t0 < 10_000)
+        created = (
+          await api(other.url, 'POST', '/api/articles', {
+            token: user.token,
+            body: { article: { ...article('meanwhile').article, tagList: ['held'] } },
+            timeoutMs: 15_000,
+          })
+        ).status
+      expect(created).toBe(201)
+      // the idle transaction ended by the server, at DATABASE_TIMEOUT_SECONDS, not by the socket hours later
+      expect(performance.now() - t0).toBeLessThan(6_000)
+      frozen.proc.kill('SIGCONT')
+      // woken, its write finds its transaction ended: 503, rolled back
+      expect((await stuck)!.status).toBe(503)
+      const titles = await holder`SELECT title FROM articles ORDER BY id`
+      expect(titles.map((r: { title: string }) => r.title)).toEqual(['first', 'meanwhile'])
+    } finally {
+      frozen.proc.kill('SIGCONT')
+      await holder.close()
+      await frozen.stop()
+      await other.stop()
+    }
+  }, 60_000)
+
   test('a write answered 503 while it waited for a pooled connection is never committed later', async () => {
     const db = await binaryDatabase()
     const server = await startServer(binary(), {

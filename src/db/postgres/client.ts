@@ -55,7 +55,10 @@ export function connect(url: string, o: ClientOptions): SQL {
   const connection: Record<string, string> = { application_name: SERVICE_NAME }
   if (o.schema) connection.search_path = o.schema
   // PgBouncer (prepare: false) refuses startup parameters it does not know: there, set them on the role (README)
-  if (timeout > 0 && o.prepare !== false) connection.statement_timeout = connection.lock_timeout = String(timeout)
+  // (idle in a transaction: an instance frozen or cut off mid-write, whose locks, the article lock among
+  // them, would stop every instance's creations until its socket closed, hours later on a silent network)
+  if (timeout > 0 && o.prepare !== false)
+    connection.statement_timeout = connection.lock_timeout = connection.idle_in_transaction_session_timeout = String(timeout)
   // short statements: JIT compiling one whose estimate passes jit_above_cost (a feed of thousands of
   // authors) cost ~44 ms a run, several times the statement
   if (o.prepare !== false) connection.jit = 'off'
@@ -112,10 +115,11 @@ function withDeadline<T>(fn: (expired: () => boolean, committing: () => void) =>
 /**
  * SQLSTATEs that mean "the server cannot serve now": connection failures, shutdown, start-up,
  * resources short (53: a full disk, memory, too many clients), a database that refuses
- * connections, is gone or no longer lets us in, and a standby where the primary was (read-only,
- * as during a failover).
+ * connections, is gone or no longer lets us in, a standby where the primary was (read-only,
+ * as during a failover), and a session the server ended for idling in its transaction (25P03:
+ * this process paused past the timeout; rolled back).
  */
-const UNAVAILABLE_STATES = /^(08...|57P0[1-3]|53...|55000|3D000|28000|28P01|25006)$/
+const UNAVAILABLE_STATES = /^(08...|57P0[1-3]|53...|55000|3D000|28000|28P01|25006|25P03)$/
 
 /** Whether an error means the database could not be reached (answered 503), not that the query was wrong. */
 export function isUnavailable(e: unknown): boolean {
