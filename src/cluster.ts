@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs'
-import type { Subprocess } from 'bun'
+import type { Server, Subprocess } from 'bun'
 import type { Config } from './config.ts'
 import { openStore } from './db/open.ts'
+import { startingAnswers } from './http/starting.ts'
 import { serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { metricsRelay } from './metrics/workers.ts'
 
 /** Set in a worker's environment: its number (1..N). Worker 1 also runs the SQLite checkpointer. */
 export const WORKER_ENV = 'CONDUIT_WORKER'
+/** What a worker tells the supervisor once it listens: the supervisor's own answers on the port can stop. */
+export const LISTENING = 'conduit:listening'
 
 /** A worker that dies sooner than this after starting counts as failing to start. */
 const STARTUP_MS = 5_000
@@ -48,10 +51,28 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
   const probe = Bun.listen({ hostname: config.host, port: config.port, socket: { data() {} } })
   const port = probe.port
   probe.stop(true)
+  // Until a worker listens, this process answers on the port as a single process does while it
+  // starts (/health 200 "starting", the rest 503): a liveness probe must not kill the service
+  // while it waits for the database or another instance's migration
+  let early: Server<unknown> | undefined = Bun.serve({
+    hostname: config.host,
+    port,
+    reusePort: true,
+    fetch: startingAnswers(config).answer,
+  })
+  const quiet = () => {
+    early?.stop()
+    early = undefined
+  }
 
-  const { store, applied } = await openStore(config, logger)
-  if (applied.length) logger.info('database migrated', { database: store.location, versions: applied.join(',') })
-  await store.close()
+  try {
+    const { store, applied } = await openStore(config, logger)
+    if (applied.length) logger.info('database migrated', { database: store.location, versions: applied.join(',') })
+    await store.close()
+  } catch (e) {
+    quiet()
+    throw e
+  }
 
   const self = Bun.main.startsWith('/$bunfs') ? [process.execPath] : [process.execPath, Bun.main]
   const workers = new Map<number, { proc: Subprocess; startedAt: number }>()
@@ -87,7 +108,7 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
       stdin: 'ignore',
       stdout: 'inherit',
       stderr: 'inherit',
-      ...(relay ? { ipc: (message: unknown) => relay(id, message) } : {}),
+      ipc: (message: unknown) => (message === LISTENING ? quiet() : relay?.(id, message)),
     })
     workers.set(id, { proc, startedAt: Date.now() })
     void proc.exited.then((code) => {
@@ -117,6 +138,7 @@ export async function supervise(config: Config, logger: Logger): Promise<number>
       return
     }
     stopping = true
+    quiet()
     logger.info('stopping workers', { reason, workers: workers.size })
     if (workers.size === 0) resolveDone(failedStarts ? 1 : 0)
     for (const { proc } of workers.values()) proc.kill('SIGTERM')

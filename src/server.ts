@@ -1,18 +1,15 @@
 import type { Server } from 'bun'
 import { type App, createApp } from './app.ts'
-import { WORKER_ENV } from './cluster.ts'
+import { LISTENING, WORKER_ENV } from './cluster.ts'
 import { type Config, defaults, memoryLimit, misspelledVariables } from './config.ts'
 import { openStore } from './db/open.ts'
 import type { Store } from './db/store.ts'
 import { dbStats } from './db/stats.ts'
 import { DatabaseUnavailable } from './db/types.ts'
-import { HttpError, JSON_CONTENT_TYPE } from './errors.ts'
-import { cors } from './http/cors.ts'
 import { DOCS_PAGE } from './http/docs.ts'
 import { errorAnswer } from './http/error-envelope.ts'
-import { securityHeaders } from './http/headers.ts'
-import { REQUEST_ID, requestIds } from './http/request-id.ts'
-import { HEALTH_PATH, pathOf, serverOrigin } from './http/url.ts'
+import { startingAnswers } from './http/starting.ts'
+import { serverOrigin } from './http/url.ts'
 import type { Logger } from './log.ts'
 import { linkWorker } from './metrics/workers.ts'
 import { trace } from './trace.ts'
@@ -36,15 +33,6 @@ function lastOnConnection(answer: Response | Promise<Response>): Response | Prom
 }
 /** (Bun's error handler is not given the request: its answer gets a new id) */
 const EMPTY = new Request('http://localhost/')
-/** The answer while the database is being opened and migrated. */
-const STARTING = new HttpError(503, { server: ['starting'] }, { 'retry-after': '1' })
-/**
- * /health's answer meanwhile: the process is alive, and a liveness probe must
- * not kill it in the middle of a migration or while it waits for another
- * instance's; /ready (and everything else) answers STARTING.
- */
-const HEALTH_STARTING = JSON.stringify({ status: 'starting' })
-
 /**
  * Binds the configured address first (a taken port fails before anything
  * else happens, and leaves no database file behind), answering 503 until the
@@ -58,15 +46,7 @@ const HEALTH_STARTING = JSON.stringify({ status: 'starting' })
 export async function serve(config: Config, logger: Logger): Promise<Running> {
   const worker = process.env[WORKER_ENV]
   let app: App | undefined
-  // the answers given before the app exists carry a request id too
-  const ids = requestIds()
-  // and the CORS headers every answer carries (Vary: Origin with an allow-list)
-  const corsPolicy = cors(config.corsOrigins)
-  const earlyHeaders = (request: Request) => ({ ...securityHeaders('/'), ...corsPolicy.headers(request), [REQUEST_ID]: ids(request) })
-  const earlyAnswer = (request: Request) =>
-    (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === HEALTH_PATH
-      ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...earlyHeaders(request) } })
-      : errorAnswer(STARTING, { headers: earlyHeaders(request) })
+  const { headers: earlyHeaders, answer: earlyAnswer } = startingAnswers(config)
   // what answers a request: the early answer, then the app, then the app closing each connection (see shutdown)
   let handle: (request: Request, server: Server<unknown>) => Response | Promise<Response> = earlyAnswer
   const listen = () =>
@@ -107,6 +87,8 @@ export async function serve(config: Config, logger: Logger): Promise<Running> {
     await store.close()
     throw e
   }
+  // a worker: its supervisor stops answering on the port for it
+  if (worker !== undefined) process.send?.(LISTENING)
   // one process per database keeps it up, and says what the processes run with: the single process, or worker 1
   const first = worker === undefined || worker === '1'
   const checkpoints = first ? store.startCheckpoints(logger) : undefined

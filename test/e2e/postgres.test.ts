@@ -488,54 +488,61 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
   }, 60_000)
 
-  test('an instance that finds another migrating waits for its lock: /health 200 "starting", /ready 503, the wait logged', async () => {
-    const db = await binaryDatabase()
-    const sql = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
-    const holder = await sql.reserve()
-    // the lock another instance's migration holds (src/db/postgres/migrate.ts: MIGRATION_LOCK, per schema)
-    const LOCK = `${0x636f6e64}, hashtext(current_schema())`
-    await holder.unsafe(`SET application_name = 'conduit migrate'`)
-    await holder.unsafe(`SELECT pg_advisory_lock(${LOCK})`)
-    const [{ pid }] = await holder.unsafe('SELECT pg_backend_pid() AS pid')
-    const port = freePort()
-    const starting = startServer(binary(), { port, env: { HOST: '127.0.0.1', ...db.env } })
-    try {
-      const get = async (path: string) => {
-        const until = Date.now() + 10_000
-        for (;;) {
-          const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined)
-          if (res) return { status: res.status, body: await res.json() }
-          if (Date.now() > until) throw new Error(`no answer from ${path}`)
-          await Bun.sleep(50)
+  test.each([
+    ['one process', []],
+    ['serve --workers 2', ['serve', '--workers', '2']],
+  ])(
+    '%s that finds another instance migrating waits for its lock: /health 200 "starting", /ready 503, the wait logged',
+    async (_what, args) => {
+      const db = await binaryDatabase()
+      const sql = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+      const holder = await sql.reserve()
+      // the lock another instance's migration holds (src/db/postgres/migrate.ts: MIGRATION_LOCK, per schema)
+      const LOCK = `${0x636f6e64}, hashtext(current_schema())`
+      await holder.unsafe(`SET application_name = 'conduit migrate'`)
+      await holder.unsafe(`SELECT pg_advisory_lock(${LOCK})`)
+      const [{ pid }] = await holder.unsafe('SELECT pg_backend_pid() AS pid')
+      const port = freePort()
+      const starting = startServer(binary(), { port, env: { HOST: '127.0.0.1', ...db.env }, args })
+      try {
+        const get = async (path: string) => {
+          const until = Date.now() + 10_000
+          for (;;) {
+            const res = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined)
+            if (res) return { status: res.status, body: await res.json() }
+            if (Date.now() > until) throw new Error(`no answer from ${path}`)
+            await Bun.sleep(50)
+          }
         }
+        expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
+        expect(await get('/ready')).toEqual({ status: 503, body: { errors: { server: ['starting'] } } })
+        // Docker's HEALTHCHECK: alive, and says it is starting
+        const check = await runCli(binary(), ['healthcheck', '--port', String(port), '--host', '127.0.0.1'])
+        expect(check).toMatchObject({ code: 0, stdout: `starting http://127.0.0.1:${port}/health\n`, stderr: '' })
+        await Bun.sleep(2_500)
+        expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
+        await holder.unsafe(`SELECT pg_advisory_unlock(${LOCK})`)
+        const server = await starting
+        const log = server.stdout()
+        // which session holds the lock, so an operator can find it
+        expect(log).toMatch(
+          new RegExp(
+            `INFO still opening the database: waiting for another session to finish migrating it database=\\S+ seconds=2 holder_pid=${pid} holder_application="conduit migrate" holder_client=127\\.0\\.0\\.1 holder_since=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\n`,
+          ),
+        )
+        expect(log.indexOf('still opening the database')).toBeLessThan(log.indexOf('INFO migrating the database'))
+        expect(log).toMatch(/INFO migrating the database database=\S+ from=0 to=\d+\n[^\n]+INFO database migrated /)
+        expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
+        await server.stop()
+      } finally {
+        await holder.unsafe(`SELECT pg_advisory_unlock_all()`).catch(() => {})
+        holder.release()
+        await sql.close()
+        await starting.then((s) => s.stop()).catch(() => {})
       }
-      expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
-      expect(await get('/ready')).toEqual({ status: 503, body: { errors: { server: ['starting'] } } })
-      // Docker's HEALTHCHECK: alive, and says it is starting
-      const check = await runCli(binary(), ['healthcheck', '--port', String(port), '--host', '127.0.0.1'])
-      expect(check).toMatchObject({ code: 0, stdout: `starting http://127.0.0.1:${port}/health\n`, stderr: '' })
-      await Bun.sleep(2_500)
-      expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
-      await holder.unsafe(`SELECT pg_advisory_unlock(${LOCK})`)
-      const server = await starting
-      const log = server.stdout()
-      // which session holds the lock, so an operator can find it
-      expect(log).toMatch(
-        new RegExp(
-          `INFO still opening the database: waiting for another session to finish migrating it database=\\S+ seconds=2 holder_pid=${pid} holder_application="conduit migrate" holder_client=127\\.0\\.0\\.1 holder_since=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\n`,
-        ),
-      )
-      expect(log.indexOf('still opening the database')).toBeLessThan(log.indexOf('INFO migrating the database'))
-      expect(log).toMatch(/INFO migrating the database database=\S+ from=0 to=\d+\n[^\n]+INFO database migrated /)
-      expect((await api(server.url, 'GET', '/ready')).status).toBe(200)
-      await server.stop()
-    } finally {
-      await holder.unsafe(`SELECT pg_advisory_unlock_all()`).catch(() => {})
-      holder.release()
-      await sql.close()
-      await starting.then((s) => s.stop()).catch(() => {})
-    }
-  }, 60_000)
+    },
+    60_000,
+  )
 
   const UNAVAILABLE = { errors: { database: ['is unavailable; try again shortly'] } }
   const article = (title: string) => ({ article: { title, description: 'd', body: 'b' } })

@@ -1,0 +1,33 @@
+import type { Config } from '../config.ts'
+import { HttpError, JSON_CONTENT_TYPE } from '../errors.ts'
+import { cors } from './cors.ts'
+import { errorAnswer } from './error-envelope.ts'
+import { securityHeaders } from './headers.ts'
+import { REQUEST_ID, requestIds } from './request-id.ts'
+import { HEALTH_PATH, pathOf } from './url.ts'
+
+/** The answer while the database is being opened and migrated. */
+const STARTING = new HttpError(503, { server: ['starting'] }, { 'retry-after': '1' })
+/**
+ * /health's answer meanwhile: the process is alive, and a liveness probe must
+ * not kill it in the middle of a migration or while it waits for another
+ * instance's; /ready (and everything else) answers STARTING.
+ */
+const HEALTH_STARTING = JSON.stringify({ status: 'starting' })
+
+/**
+ * The answers while the database is being opened and migrated: /health 200
+ * "starting", anything else 503 STARTING; each with a request id and the
+ * CORS headers every answer carries (Vary: Origin with an allow-list). Also
+ * what `serve --workers N`'s supervisor answers until a worker listens.
+ */
+export function startingAnswers(config: Config) {
+  const ids = requestIds()
+  const corsPolicy = cors(config.corsOrigins)
+  const headers = (request: Request) => ({ ...securityHeaders('/'), ...corsPolicy.headers(request), [REQUEST_ID]: ids(request) })
+  const answer = (request: Request) =>
+    (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === HEALTH_PATH
+      ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...headers(request) } })
+      : errorAnswer(STARTING, { headers: headers(request) })
+  return { headers, answer }
+}
