@@ -30,11 +30,12 @@ export interface TokenState {
 }
 
 /**
- * Whether a token (its version, its id) still holds for its user: it carries
- * the user's version, or it is the one the last password change kept.
+ * Whether a token (its version, its id) still holds for its user: the user
+ * exists, and the token carries its version or is the one the last password
+ * change kept.
  */
-export const holds = (user: TokenState, version: number, id: string | undefined): boolean =>
-  user.token_version === version || (id !== undefined && `${id}:${user.token_version}` === user.kept_token)
+export const holds = (user: TokenState | null | undefined, version: number, id: string | undefined): boolean =>
+  !!user && (user.token_version === version || (id !== undefined && `${id}:${user.token_version}` === user.kept_token))
 
 /** The viewer whose token a write checks again where it commits (see Writes.transaction): none for ADMIN. */
 export const tokenChecked = (by: Actor | undefined): (Viewer & { tokenVersion: number }) | undefined =>

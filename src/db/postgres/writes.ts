@@ -22,10 +22,7 @@ export function postgresWrites<S>(changes: PgChanges, sql: (tx: TransactionSQL) 
       if (viewer === undefined) return changes.write((tx, changed) => runAsync(steps(sql(tx), changed)))
       return changes.write(async (tx, changed) => {
         const state = tx`SELECT token_version, kept_token FROM users WHERE id = ${viewer.id} FOR KEY SHARE`.execute()
-        const refused = async () => {
-          const [user] = await state
-          return !user || !holds(user, viewer.tokenVersion, viewer.tokenId)
-        }
+        const refused = async () => !holds((await state)[0], viewer.tokenVersion, viewer.tokenId)
         try {
           const out = await runAsync(steps(sql(tx), changed))
           if (await refused()) throw unauthorized('is invalid')

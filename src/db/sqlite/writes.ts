@@ -15,8 +15,7 @@ export function tokenCheck(db: Database): (by: Actor | undefined) => void {
   return (by) => {
     const viewer = tokenChecked(by)
     if (viewer === undefined) return
-    const user = state.get(viewer.id)
-    if (!user || !holds(user, viewer.tokenVersion, viewer.tokenId)) throw unauthorized('is invalid')
+    if (!holds(state.get(viewer.id), viewer.tokenVersion, viewer.tokenId)) throw unauthorized('is invalid')
   }
 }
 
