@@ -480,3 +480,23 @@ describe('the newest-first window: a write, then every page of the list, caches 
     await check()
   })
 })
+
+/**
+ * Instances keep reading the change log from the snapshot they last saw. A
+ * database swapped behind the same address (a restored dump, a switch to a
+ * server of another history) has transaction ids below that snapshot's: its
+ * log cannot be placed after it, so everything cached is dropped.
+ */
+skipIf(why.postgresOnly).test(
+  'a server whose transaction ids are behind the last snapshot read drops every cache (PostgreSQL)',
+  async () => {
+    const w = await world()
+    expect((await get(w, `/api/profiles/${w.author.username}`)).profile.bio).toBeNull()
+    // as if the instance had last read a server whose ids ran far ahead of this one's
+    const changes = w.app.store.changes as unknown as { last: { xmax: string; xip: string } }
+    changes.last = { ...changes.last, xmax: String(BigInt(changes.last.xmax) + 1_000_000_000n) }
+    // a change on "this" server, by hand: logged, below that snapshot
+    await w.app.db.run('UPDATE users SET bio = ? WHERE username = ?', 'written on the other server', w.author.username)
+    expect((await get(w, `/api/profiles/${w.author.username}`)).profile.bio).toBe('written on the other server')
+  },
+)

@@ -30,6 +30,8 @@ interface Snapshot {
   xmax: string
   xip: string
 }
+/** Whether one transaction id (decimal, no leading zeros) is below another; without BigInt, on every read of the log. */
+const before = (a: string, b: string) => a.length < b.length || (a.length === b.length && a < b)
 const parseSnapshot = (text: string): Snapshot => {
   const [, xmax = '0', xip = ''] = text.split(':')
   return { xmax, xip }
@@ -201,8 +203,12 @@ export class PgChanges implements ChangeFeed {
           ? this.sql.unsafe(PG_CHANGES_SINCE, [last.xmax, last.xip])
           : this.sql`SELECT pg_current_snapshot()::text AS snapshot, '[]'::json AS rows`,
       )
-      if (!fresh) {
-        // first read, or after a gap in which rows may have been purged unread
+      const seen = parseSnapshot(row.snapshot)
+      // transaction ids never go back on one server: this is another one behind the same address (a
+      // restored dump, a switch to a replica of another history), whose log this read cannot place
+      const elsewhere = fresh && before(seen.xmax, last.xmax)
+      if (!fresh || elsewhere) {
+        // first read, or after a gap in which rows may have been purged unread, or another server
         if (last !== undefined || this.lastReadAt !== 0) {
           this.versions.bumpAll()
           this.stats.resets++
@@ -216,7 +222,7 @@ export class PgChanges implements ChangeFeed {
         this.stats.rows += rows.length
         this.forgetOldOwn(now)
       }
-      this.last = parseSnapshot(row.snapshot)
+      this.last = seen
       this.lastReadAt = now
       this.stats.reads++
       this.stats.upToDateAt = now
