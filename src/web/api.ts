@@ -55,18 +55,26 @@ export function apiClient(
   }
 }
 
+/**
+ * The API's error keys a form names otherwise: how a line says a message, and the form fields it
+ * marks invalid (`credentials`: the sign-in form's two; `tagList`: the field labelled Tags, whose
+ * limits are one tag's length and the article's number of tags). Any other key is its field's
+ * own name.
+ */
+const FORM_NAMES: Record<string, { say: (message: string) => string; fields: string[] }> = {
+  credentials: { say: (m) => `email or password is ${m}`, fields: ['email', 'password'] },
+  tagList: { say: (m) => (m.startsWith('has ') ? `the article ${m.replace('items', 'tags')}` : `a tag ${m}`), fields: ['tags'] },
+}
+
 /** The API's error envelope as lines a person reads: `email can't be blank`. */
 export function errorLines(answer: ApiAnswer): string[] {
   const errors = answer.body?.errors as Record<string, string[]> | undefined
   if (!errors) return [`something went wrong (${answer.status}); try again`]
-  // (the API's `credentials invalid` names no field a person sees)
-  return Object.entries(errors).flatMap(([key, messages]) =>
-    messages.map((m) => (key === 'credentials' ? `email or password is ${m}` : `${key} ${m}`)),
-  )
+  return Object.entries(errors).flatMap(([key, messages]) => messages.map((m) => FORM_NAMES[key]?.say(m) ?? `${key} ${m}`))
 }
 
-/** The form fields an answer's errors name, to be marked invalid (`credentials`: the sign-in form's two; `tagList`: the tags field). */
+/** The form fields an answer's errors name, to be marked invalid. */
 export function invalidFields(answer: ApiAnswer): ReadonlySet<string> {
   const keys = Object.keys((answer.body?.errors as Record<string, unknown> | undefined) ?? {})
-  return new Set(keys.flatMap((k) => (k === 'credentials' ? ['email', 'password'] : k === 'tagList' ? ['tags'] : [k])))
+  return new Set(keys.flatMap((k) => FORM_NAMES[k]?.fields ?? [k]))
 }

@@ -14,7 +14,7 @@ import { type Html, html } from './html.ts'
  */
 
 /** A textarea holding `text` exactly: the newline after the tag is the one the parser drops. */
-export const textarea = (attributes: Html, text: string): Html => html`<textarea ${attributes}>\n${text}</textarea>`
+export const textarea = (attributes: Html, text: string): Html => html`<textarea dir="auto" ${attributes}>\n${text}</textarea>`
 
 /** A textarea's text as a browser sends it, its line breaks LF again (CRLF, and a lone CR). */
 export const textareaText = (sent: string): string => sent.replace(/\r\n?/g, '\n')

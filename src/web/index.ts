@@ -14,9 +14,9 @@ import type { ProfileReads } from '../profiles/reads.ts'
 import type { Api } from './api.ts'
 import { errorLines } from './api.ts'
 import { ASSETS_PREFIX, assets } from './assets.ts'
-import { type Ctx, type Outcome, ReadQuery, viewerDeps } from './context.ts'
+import { type Ctx, type Outcome, ReadQuery, redirect, viewerDeps } from './context.ts'
 import { html } from './html.ts'
-import { page } from './layout.ts'
+import { articlePath, page } from './layout.ts'
 import { bodyRenderer } from './markdown.ts'
 import { accountPages } from './pages/account.ts'
 import { articleActions, articlePage } from './pages/article.ts'
@@ -97,6 +97,8 @@ export function webFeature(d: Deps) {
     .add('POST', '/article/:slug/delete', actions.remove)
     .add('POST', '/article/:slug/favorite', actions.favorite)
     .add('POST', '/article/:slug/comments', actions.comment)
+    // the address a refused comment's page shows: reloaded or shared, it is the article
+    .add('GET', '/article/:slug/comments', async (ctx) => redirect(articlePath(ctx.params.slug!)))
     .add('POST', '/article/:slug/comments/:id/delete', actions.removeComment)
     .add('GET', '/profile/:username', profilePage({ articles: d.articles, profiles: d.profiles }, false))
     .add('GET', '/profile/:username/favorites', profilePage({ articles: d.articles, profiles: d.profiles }, true))

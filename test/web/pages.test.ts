@@ -286,6 +286,26 @@ describe('the web app over HTTP', () => {
     expect(await sidebar()).toEqual((await apiTags()).slice(0, 40))
   })
 
+  test('text takes its direction from itself (dir="auto"): an article’s body, and every field a person types in', async () => {
+    const { app, ada, slug } = await site()
+    const arabic = await createArticle(app, ada.token, { title: 'مرحبا', body: '# عنوان\n\nهذا نص عربي.' })
+    const page = (await get(app, `/article/${arabic.slug}`, { session: ada.token })).text
+    expect(page).toMatch(/<div dir="auto"><h1>عنوان<\/h1>/)
+    expect(page).toMatch(/<textarea dir="auto" id="comment-body"/)
+    const editor = (await get(app, `/editor/${slug}`, { session: ada.token })).text
+    for (const field of ['title', 'description', 'tags']) expect(editor).toMatch(new RegExp(`<input id="${field}" type="text" dir="auto"`))
+    expect(editor).toMatch(/<textarea dir="auto" id="body"/)
+    const settings = (await get(app, '/settings', { session: ada.token })).text
+    expect(settings).toMatch(/<input id="username" [^>]*dir="auto"/)
+    expect(settings).toMatch(/<textarea dir="auto" id="bio"/)
+  })
+
+  test('the address a refused comment’s page shows, reloaded or shared, is the article', async () => {
+    const { app, slug } = await site()
+    const res = await get(app, `/article/${slug}/comments`)
+    expect({ status: res.status, location: res.location }).toEqual({ status: 303, location: `/article/${slug}` })
+  })
+
   test('a tag that is a dot segment (. or ..) links to its own page, not one the browser resolves it to', async () => {
     const { app, ada } = await site()
     await createArticle(app, ada.token, { title: 'Dotted', tagList: ['.', '..'] })
@@ -469,6 +489,14 @@ describe('the web app over HTTP', () => {
     expect(shown(empty.text)).toContain("title can't be blank")
     expect(empty.text).toContain('value="about"')
     expect(empty.text).toContain('value="kept"')
+    // the tags field's limits, said as a person reads them (not the API's `tagList`)
+    const long = await post(app, '/editor', { title: 't', description: 'd', body: 'b', tags: 'x'.repeat(41) }, { session: ada.token })
+    expect(shown(long.text)).toContain('a tag is too long (maximum is 40 characters)')
+    expect(long.text).toMatch(/<input id="tags"[^>]* aria-invalid="true"/)
+    const many = Array.from({ length: 21 }, (_, i) => `t${i}`).join(',')
+    expect(
+      shown((await post(app, '/editor', { title: 't', description: 'd', body: 'b', tags: many }, { session: ada.token })).text),
+    ).toContain('the article has too many tags (maximum is 20)')
     const bob = await post(
       app,
       '/settings',
@@ -489,7 +517,7 @@ describe('the web app over HTTP', () => {
     expect(shown(blank.text)).toContain("body can't be blank")
     expect(shown(blank.text)).toContain('Hello there')
     expect(fieldValue(blank.text, 'body')).toBe('  \n ')
-    expect(blank.text).toMatch(/<textarea id="comment-body"[^>]* aria-invalid="true" aria-describedby="form-errors">/)
+    expect(blank.text).toMatch(/<textarea dir="auto" id="comment-body"[^>]* aria-invalid="true" aria-describedby="form-errors">/)
     expect((await app.request('GET', `/api/articles/${slug}/comments`)).body.comments).toEqual([])
 
     // someone else's article: its editor and its forms are refused
@@ -696,11 +724,11 @@ describe('the web app over HTTP', () => {
     // a favorite from a list: back to the article's place in it, its button named for the article
     const home = await get(app, '/?page=1', { session: bob.token })
     expect(home.text).toContain(`<div class="article-preview" id="article-${slug}">`)
-    expect(home.text).toContain('aria-label="Favorite: Hello there (0)"')
+    expect(home.text).toContain('aria-label="Favorite (0): Hello there"')
     expect(home.text).not.toContain('aria-pressed')
     const fav = await post(app, `/article/${slug}/favorite`, { back: `/?page=1#article-${slug}`, on: '1' }, { session: bob.token })
     expect(fav.location).toBe(`/?page=1#article-${slug}`)
-    expect((await get(app, '/', { session: bob.token })).text).toContain('aria-label="Unfavorite: Hello there (1)"')
+    expect((await get(app, '/', { session: bob.token })).text).toContain('aria-label="Unfavorite (1): Hello there"')
     // a comment posted or deleted: back to the comments
     const commented = await post(app, `/article/${slug}/comments`, { body: 'Hi' }, { session: bob.token })
     expect(commented.location).toBe(`/article/${slug}#comments`)

@@ -63,7 +63,8 @@
     list.append(pill)
   }
   input.addEventListener('keydown', (e) => {
-    if (e.key !== 'Enter' && e.key !== ',') return
+    // an input method's Enter confirms what it composes, and is not this field's
+    if (e.isComposing || (e.key !== 'Enter' && e.key !== ',')) return
     e.preventDefault()
     for (const name of input.value.split(',')) add(name.trim())
     input.value = ''

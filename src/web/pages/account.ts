@@ -28,7 +28,7 @@ const field = (
   autocomplete = '',
   shown = false,
 ) =>
-  html`<fieldset class="form-group"><label class="${shown ? 'form-label' : 'visually-hidden'}" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${invalidAttrs(invalid, name)}></fieldset>`
+  html`<fieldset class="form-group"><label class="${shown ? 'form-label' : 'visually-hidden'}" for="${name}">${label}</label><input id="${name}" class="form-control form-control-lg" type="${type}" dir="auto" name="${name}" placeholder="${placeholder}" value="${value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${invalidAttrs(invalid, name)}></fieldset>`
 
 interface Settings {
   image: string | null

@@ -102,7 +102,7 @@ ${articleMeta(a, actions)}
 <div class="container page">
 <div class="row article-content">
 <div class="col-md-12">
-${body}
+<div dir="auto">${body}</div>
 ${tagList(a.tagList, true)}
 </div>
 </div>

@@ -32,11 +32,11 @@ ${errorList(errors, note)}
 <button type="submit" hidden tabindex="-1">Publish</button>
 ${seenField(seen)}
 <fieldset>
-<fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"${invalidAttrs(invalid, 'title')}></fieldset>
-<fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"${invalidAttrs(invalid, 'description')}></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="title">Article title</label><input id="title" type="text" dir="auto" class="form-control form-control-lg" name="title" placeholder="Article Title" value="${d.title}"${invalidAttrs(invalid, 'title')}></fieldset>
+<fieldset class="form-group"><label class="visually-hidden" for="description">What's this article about?</label><input id="description" type="text" dir="auto" class="form-control" name="description" placeholder="What's this article about?" value="${d.description}"${invalidAttrs(invalid, 'description')}></fieldset>
 <fieldset class="form-group"><label class="visually-hidden" for="body">Article (Markdown)</label>${textarea(html`id="body" class="form-control" rows="8" name="body" placeholder="Write your article (in markdown)"${invalidAttrs(invalid, 'body')}`, d.body)}</fieldset>
 <fieldset class="form-group">
-<label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off"${invalidAttrs(invalid, 'tags')}>
+<label class="visually-hidden" for="tags">Tags</label><input id="tags" type="text" dir="auto" class="form-control" name="tags" placeholder="Enter tags" autocomplete="off"${invalidAttrs(invalid, 'tags')}>
 <div class="tag-list">${d.tags.map((t) => html`<span class="tag-default tag-pill"><button type="submit" class="tag-remove" name="untag" value="${t}" aria-label="Remove the tag ${t}"><i class="ion-close-round" aria-hidden="true"></i></button>${t}<input type="hidden" name="tag" value="${t}"></span>`)}</div>
 </fieldset>
 <button class="btn btn-lg pull-xs-right btn-primary" type="submit">Publish Article</button>
