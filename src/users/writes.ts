@@ -147,7 +147,7 @@ export function userWrites(writes: Writes<UserWriteSql>) {
   return {
     create: (u: NewUser) =>
       writes.run(unique(writes, () => writes.transaction((sql) => wait(sql.insert(u, Date.now()))), 0, u.email, u.usernameKey)),
-    /** `by`: the viewer whose token sent the change, checked as it commits (see Writes.transaction). */
+    /** `by`: the viewer whose token sent the change, checked on the row the change locks (401 if it ended since). */
     update: (id: number, c: UserChanges, by?: Viewer) =>
       writes.run(unique(writes, () => writes.transaction((sql, changed) => update(sql, changed, id, c, by)), id, c.email, c.usernameKey)),
     /** The operator's (403 for anyone else; 404 for an unknown username): every token issued before is refused. */
