@@ -708,6 +708,29 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
   }, 60_000)
 
+  test('a user’s row held too long: their write answers 503 (the lock timeout, not 500), nothing written, the instance serves on', async () => {
+    const db = await binaryDatabase()
+    const server = await startServer(binary(), { env: { HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_TIMEOUT_SECONDS: '1', ...db.env } })
+    const locker = new SQL({ url: db.env.DATABASE_URL!, max: 1 })
+    try {
+      const user = await register(server.url)
+      // as a change of the account (a rename, an operator's lock) under way elsewhere holds it
+      await locker.begin(async (tx) => {
+        await tx`SELECT 1 FROM users WHERE username = ${user.username} FOR UPDATE`
+        for (const body of [article('while held'), article('again')]) {
+          const res = await api(server.url, 'POST', '/api/articles', { token: user.token, body, timeoutMs: 15_000 })
+          expect({ status: res.status, body: res.body }).toEqual({ status: 503, body: UNAVAILABLE })
+        }
+      })
+      expect((await api(server.url, 'GET', '/health')).status).toBe(200)
+      expect((await api(server.url, 'GET', '/api/articles')).body.articlesCount).toBe(0)
+      expect((await api(server.url, 'POST', '/api/articles', { token: user.token, body: article('after') })).status).toBe(201)
+    } finally {
+      await locker.close()
+      await server.stop()
+    }
+  }, 60_000)
+
   test('a write answered 503 while it waited for a pooled connection is never committed later', async () => {
     const db = await binaryDatabase()
     const server = await startServer(binary(), {

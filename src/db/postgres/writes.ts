@@ -22,16 +22,18 @@ export function postgresWrites<S>(changes: PgChanges, sql: (tx: TransactionSQL) 
       if (viewer === undefined) return changes.write((tx, changed) => runAsync(steps(sql(tx), changed)))
       return changes.write(async (tx, changed) => {
         const state = tx`SELECT token_version, kept_token FROM users WHERE id = ${viewer.id} FOR KEY SHARE`.execute()
-        const refused = async () => !holds((await state)[0], viewer.tokenVersion, viewer.tokenId)
-        try {
-          const out = await runAsync(steps(sql(tx), changed))
-          if (await refused()) throw unauthorized('is invalid')
-          return out
-        } catch (e) {
-          // whatever else the steps met, a token that no longer holds is the answer a moment later would give
-          if (await refused().catch(() => false)) throw unauthorized('is invalid')
+        // awaited below; its failure may arrive a read before the steps' own
+        state.catch(() => {})
+        const out = await runAsync(steps(sql(tx), changed)).catch(async (e: unknown) => {
+          // the check failed first (a lock or statement timeout): its error, thrown here, is the cause (the
+          // steps' only says the transaction was aborted); else a token that no longer holds is the answer
+          // a moment later would give, whatever the steps met
+          const [user] = await state
+          if (!holds(user, viewer.tokenVersion, viewer.tokenId)) throw unauthorized('is invalid')
           throw e
-        }
+        })
+        if (!holds((await state)[0], viewer.tokenVersion, viewer.tokenId)) throw unauthorized('is invalid')
+        return out
       })
     },
     run: runAsync,
