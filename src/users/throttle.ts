@@ -168,17 +168,18 @@ export function loginThrottle(
     async attempt(email, address) {
       const t = now()
       const [pair, account, client] = await store.hit(keysOf(email, address), windowMs, t)
-      const windows = [
-        ['pair', pair!, settings.perPair],
+      const refusing = (scope: string, w: WindowState, limit: number) => {
+        // refused by the hit that filled the window (counted once in the database, whatever the
+        // instance): one line per window, never for an attempt let through (a known client's)
+        if (w.hits === limit + 1) engaged(logger, 'login', { scope, client: clientOf(address), limit }, w, t, settings.windowSeconds)
+        return refused(w, t)
+      }
+      if (pair!.hits > settings.perPair) throw refusing('pair', pair!, settings.perPair)
+      for (const [scope, w, limit] of [
         ['account', account!, settings.perAccount],
         ['client', client!, settings.perAddress],
-      ] as const
-      // the hit that fills a window, counted once in the database whatever the instance: one line per window
-      for (const [scope, w, limit] of windows)
-        if (w.hits === limit + 1) engaged(logger, 'login', { scope, client: clientOf(address), limit }, w, t, settings.windowSeconds)
-      if (pair!.hits > settings.perPair) throw refused(pair!, t)
-      for (const [, w, limit] of windows.slice(1))
-        if (w.hits > limit && !(await store.open(knownKey(email, address), t))) throw refused(w, t)
+      ] as const)
+        if (w.hits > limit && !(await store.open(knownKey(email, address), t))) throw refusing(scope, w, limit)
     },
     async succeeded(email, address) {
       const [pair, account, client] = keysOf(email, address)

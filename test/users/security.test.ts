@@ -103,6 +103,30 @@ describe('the login throttle', () => {
     expect(await guard.attempt(owner, '203.0.113.1')).toBeUndefined()
   })
 
+  test('a window says it engaged when it refuses, once; an attempt let through (the owner’s known client) says nothing', async () => {
+    const app = await testApp(cheap)
+    const warnings = capturedWarnings()
+    const t = Date.now()
+    const guard = loginThrottle(
+      { enabled: true, perPair: 10, perAccount: 2, perAddress: 1000, windowSeconds: 900 },
+      throttleOn(app.store),
+      warnings.logger,
+      () => t,
+    )
+    const owner = 'owner@example.com'
+    await guard.attempt(owner, '203.0.113.1')
+    await guard.succeeded(owner, '203.0.113.1')
+    // two failures from elsewhere: the account's window is full
+    for (const from of ['198.51.100.1', '198.51.100.2']) await guard.attempt(owner, from)
+    // the owner's client fills it past the limit and is let through, then takes its hit back
+    await guard.attempt(owner, '203.0.113.1')
+    await guard.succeeded(owner, '203.0.113.1')
+    expect(warnings.lines()).toEqual([])
+    await expect(guard.attempt(owner, '198.51.100.3')).rejects.toMatchObject({ status: 429 })
+    await expect(guard.attempt(owner, '198.51.100.4')).rejects.toMatchObject({ status: 429 })
+    expect(warnings.lines()).toEqual([expect.objectContaining({ scope: 'account', client: '198.51.100.3', limit: 2 })])
+  })
+
   test('the periodic sweep keeps at most MAX_THROTTLE_ROWS windows', async () => {
     const app = await testApp(cheap)
     const until = Date.now() + 3_600_000
