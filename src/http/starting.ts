@@ -25,9 +25,12 @@ export function startingAnswers(config: Config) {
   const ids = requestIds()
   const corsPolicy = cors(config.corsOrigins)
   const headers = (request: Request) => ({ ...securityHeaders('/'), ...corsPolicy.headers(request), [REQUEST_ID]: ids(request) })
+  // each ends its connection: a client's next request opens one to whatever serves by then (with
+  // --workers, a worker, not this supervisor's answers)
+  const closing = (request: Request) => ({ ...headers(request), connection: 'close' })
   const answer = (request: Request) =>
     (request.method === 'GET' || request.method === 'HEAD') && pathOf(request.url) === HEALTH_PATH
-      ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...headers(request) } })
-      : errorAnswer(STARTING, { headers: headers(request) })
+      ? new Response(HEALTH_STARTING, { headers: { 'content-type': JSON_CONTENT_TYPE, ...closing(request) } })
+      : errorAnswer(STARTING, { headers: closing(request) })
   return { headers, answer }
 }

@@ -516,6 +516,8 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
         }
         expect(await get('/health')).toEqual({ status: 200, body: { status: 'starting' } })
         expect(await get('/ready')).toEqual({ status: 503, body: { errors: { server: ['starting'] } } })
+        // each ends its connection: a poller's next request reaches whatever serves by then
+        expect((await fetch(`http://127.0.0.1:${port}/health`)).headers.get('connection')).toBe('close')
         // Docker's HEALTHCHECK: alive, and says it is starting
         const check = await runCli(binary(), ['healthcheck', '--port', String(port), '--host', '127.0.0.1'])
         expect(check).toMatchObject({ code: 0, stdout: `starting http://127.0.0.1:${port}/health\n`, stderr: '' })
