@@ -158,6 +158,8 @@ export function postgresBulk(sql: SQL, log: PostgresBulkLog): BulkLoad {
     secret: async () => (await sql.unsafe(SECRET))[0]?.value as string | undefined,
     async load(fn, floors = {}) {
       const committed = await sql.begin(async (tx: TransactionSQL) => {
+        // a bulk load waits on its source between batches (a role's idle_in_transaction_session_timeout would end it)
+        await tx`SET LOCAL idle_in_transaction_session_timeout = 0`
         // the counter triggers aside (the tables are ours: no superuser needed); every counter recomputed below
         for (const t of ['articles', 'article_tags', 'favorites']) await tx.unsafe(`ALTER TABLE ${t} DISABLE TRIGGER USER`)
         await fn({

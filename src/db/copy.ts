@@ -86,8 +86,10 @@ export function sqliteSource(db: Database): BulkSource {
 export function postgresSource(sql: SQL): BulkSource {
   return {
     snapshot: (read) =>
-      sql.begin('isolation level repeatable read read only', (tx: TransactionSQL) =>
-        read({
+      sql.begin('isolation level repeatable read read only', async (tx: TransactionSQL) => {
+        // idle while the target is written, longer than a role's idle_in_transaction_session_timeout allows
+        await tx`SET LOCAL idle_in_transaction_session_timeout = 0`
+        return read({
           count: async (t) => Number((await tx.unsafe(`SELECT count(*) AS n FROM ${t}`))[0].n),
           async highestId(t) {
             const [{ seq }] = await tx.unsafe(`SELECT pg_get_serial_sequence('${t}', 'id') AS seq`)
@@ -116,8 +118,8 @@ export function postgresSource(sql: SQL): BulkSource {
               after = key.map((k) => last[k])
             }
           },
-        }),
-      ),
+        })
+      }),
   }
 }
 

@@ -38,6 +38,7 @@ export async function migrate(sql: SQL, target = migrations.length, step?: Openi
     // a migration, and waiting for another instance's, may take longer than a request may (DATABASE_TIMEOUT_SECONDS)
     await tx`SET LOCAL statement_timeout = 0`
     await tx`SET LOCAL lock_timeout = 0`
+    await tx`SET LOCAL idle_in_transaction_session_timeout = 0`
     // per schema, so tests working in separate schemas do not wait on each other
     const [lock] = await tx`SELECT pg_try_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema())) AS got`
     if (!lock.got) {
