@@ -61,20 +61,22 @@ export function apiClient(
  * limits are one tag's length and the article's number of tags). Any other key is its field's
  * own name.
  */
-const FORM_NAMES: Record<string, { say: (message: string) => string; fields: string[] }> = {
-  credentials: { say: (m) => `email or password is ${m}`, fields: ['email', 'password'] },
-  tagList: { say: (m) => (m.startsWith('has ') ? `the article ${m.replace('items', 'tags')}` : `a tag ${m}`), fields: ['tags'] },
-}
+const FORM_NAMES = new Map<string, { say: (message: string) => string; fields: string[] }>(
+  Object.entries({
+    credentials: { say: (m: string) => `email or password is ${m}`, fields: ['email', 'password'] },
+    tagList: { say: (m: string) => (m.startsWith('has ') ? `the article ${m.replace('items', 'tags')}` : `a tag ${m}`), fields: ['tags'] },
+  }),
+)
 
 /** The API's error envelope as lines a person reads: `email can't be blank`. */
 export function errorLines(answer: ApiAnswer): string[] {
   const errors = answer.body?.errors as Record<string, string[]> | undefined
   if (!errors) return [`something went wrong (${answer.status}); try again`]
-  return Object.entries(errors).flatMap(([key, messages]) => messages.map((m) => FORM_NAMES[key]?.say(m) ?? `${key} ${m}`))
+  return Object.entries(errors).flatMap(([key, messages]) => messages.map((m) => FORM_NAMES.get(key)?.say(m) ?? `${key} ${m}`))
 }
 
 /** The form fields an answer's errors name, to be marked invalid. */
 export function invalidFields(answer: ApiAnswer): ReadonlySet<string> {
   const keys = Object.keys((answer.body?.errors as Record<string, unknown> | undefined) ?? {})
-  return new Set(keys.flatMap((k) => FORM_NAMES[k]?.fields ?? [k]))
+  return new Set(keys.flatMap((k) => FORM_NAMES.get(k)?.fields ?? [k]))
 }
