@@ -1,11 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { SQL } from 'bun'
 import type { TestApp, TestResponse } from '../support/app.ts'
 import { articlesOn } from '../../src/articles/index.ts'
 import type { Viewer } from '../../src/auth/actor.ts'
 import { fromLog, keys } from '../../src/keys/keys.ts'
 import { usernameKey } from '../../src/names.ts'
-import { testDatabaseUrl } from '../support/backend.ts'
+import { lockWaiters, sessionBeside } from '../support/backend.ts'
 import { skipIf, why } from '../support/skip.ts'
 import { NEWEST_WINDOW } from '../../src/articles/reads.ts'
 import { seedDatabase } from '../../src/cli/seed-data.ts'
@@ -313,10 +312,7 @@ describe('a write keyed by its user’s name, racing a rename of that user', () 
     const w = await world()
     const { id } = (await w.app.db.get<{ id: number }>('SELECT id FROM users WHERE username = ?', w.author.username))!
     const stale = { id, username: w.author.username, usernameKey: usernameKey(w.author.username) }
-    const { schema } = (await w.app.db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
-    const holder = new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<
-      typeof SQL
-    >[0])
+    const holder = await sessionBeside(w.app.db)
     const writes = articlesOn(w.app.store).writes
     let created: ReturnType<typeof writes.create> | undefined
     let favorited: ReturnType<typeof writes.setFavorite> | undefined
@@ -327,8 +323,7 @@ describe('a write keyed by its user’s name, racing a rename of that user', () 
         await tx`UPDATE users SET username = 'renamed4', username_key = 'renamed4' WHERE id = ${id}`
         created = writes.create(stale, { title: 'Raced', description: 'd', body: 'b' })
         favorited = writes.setFavorite(stale, w.otherSlug, true)
-        const waiting = () =>
-          w.app.db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        const waiting = () => lockWaiters(w.app.db)
         for (let i = 0; i < 200 && (await waiting()) < 2; i++) await Bun.sleep(25)
         expect(await waiting()).toBe(2)
       })

@@ -151,6 +151,19 @@ export async function dropTestDatabases(): Promise<void> {
   reference = undefined
 }
 
+/**
+ * A PostgreSQL session of its own on a test's database and schema: what another client does
+ * meanwhile (holding a row or a lock while the app waits for it).
+ */
+export async function sessionBeside(db: QueryDb): Promise<SQL> {
+  const { schema } = (await db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
+  return new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<typeof SQL>[0])
+}
+
+/** How many sessions on the test's PostgreSQL database wait for a lock. */
+export const lockWaiters = (db: QueryDb): Promise<number> =>
+  db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+
 /** A URL of this process's test database. */
 export async function testDatabaseUrl(): Promise<string> {
   const url = new URL(TEST_DATABASE_URL!)

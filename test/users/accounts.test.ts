@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { SQL } from 'bun'
-import { testDatabaseUrl } from '../support/backend.ts'
+import { lockWaiters, sessionBeside } from '../support/backend.ts'
 import { skipIf, why } from '../support/skip.ts'
 import { ADMIN } from '../../src/auth/actor.ts'
 import { fromLog } from '../../src/keys/keys.ts'
@@ -201,10 +200,7 @@ skipIf(why.postgresOnly).test(
     const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { tagList: ['held'] })
-    const { schema } = (await app.db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
-    const holder = new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<
-      typeof SQL
-    >[0])
+    const holder = await sessionBeside(app.db)
     const order: string[] = []
     let creating: Promise<number> | undefined
     let locking: Promise<unknown> | undefined
@@ -221,8 +217,7 @@ skipIf(why.postgresOnly).test(
             order.push('created')
             return r.status
           })
-        const waiting = () =>
-          app.db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        const waiting = () => lockWaiters(app.db)
         for (let i = 0; i < 200 && (await waiting()) < 1; i++) await Bun.sleep(25)
         locking = Promise.resolve(usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)).then(() => order.push('locked'))
         for (let i = 0; i < 200 && (await waiting()) < 2; i++) await Bun.sleep(25)
@@ -249,10 +244,7 @@ skipIf(why.postgresOnly).test(
     // the tags come into being in reverse name order: their ids, which the links' index follows, run opposite to their names
     for (const tag of [c, b, a]) await createArticle(app, other.token, { tagList: [tag] })
     await createArticle(app, jake.token, { tagList: [a, b, c] })
-    const { schema } = (await app.db.get<{ schema: string }>('SELECT current_schema() AS schema'))!
-    const holder = new SQL({ url: await testDatabaseUrl(), max: 1, connection: { search_path: schema } } as ConstructorParameters<
-      typeof SQL
-    >[0])
+    const holder = await sessionBeside(app.db)
     let deleting: Promise<unknown> | undefined
     try {
       // as a creation tagged [a, c] does: a first, then c
@@ -260,8 +252,7 @@ skipIf(why.postgresOnly).test(
         await tx`SELECT 1 FROM tags WHERE name = ${a} FOR NO KEY UPDATE`
         deleting = attempt(() => usersOn(app.store).writes.delete(ADMIN, jake.username, true))
         deleting.catch(() => {})
-        const waiting = () =>
-          app.db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        const waiting = () => lockWaiters(app.db)
         for (let i = 0; i < 200 && (await waiting()) < 1; i++) await Bun.sleep(25)
         expect(await waiting()).toBe(1)
         // the deletion waits for a, holding none of the others: c is free at once (before PostgreSQL's deadlock check, 1 s, would end either)
