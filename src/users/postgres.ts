@@ -58,8 +58,11 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
       return row as UserRow
     },
     async before(id) {
-      // FOR UPDATE: the name before the change, and no other change in between
-      const [before] = await tx`SELECT username_key, token_version, kept_token FROM users WHERE id = ${id} FOR UPDATE`
+      // FOR UPDATE: the name before the change, and no other change in between; the account's turn as every
+      // write by its user takes it (src/db/postgres/writes.ts)
+      const [before] = await tx`SELECT username_key, token_version, kept_token
+        FROM pg_advisory_xact_lock_shared((hashtext(current_schema())::bigint << 32) | ${id}), users
+        WHERE id = ${id} FOR UPDATE OF users`
       return (before as ({ username_key: string } & TokenState) | undefined) ?? null
     },
     async update(id, c) {
@@ -83,8 +86,11 @@ export function postgresUserSql(tx: TransactionSQL): UserWriteSql {
       return t
     },
     async account(key) {
-      // FOR UPDATE: no other change to the account before this one commits
-      const [a] = await tx`SELECT id, username, locked_at IS NOT NULL AS locked FROM users WHERE username_key = ${key} FOR UPDATE`
+      // FOR UPDATE: no other change to the account before this one commits. Its turn first, exclusive: the
+      // writes of its user that begin meanwhile wait behind this one (src/db/postgres/writes.ts)
+      const [a] = await tx`SELECT id, username, locked_at IS NOT NULL AS locked
+        FROM pg_advisory_xact_lock((hashtext(current_schema())::bigint << 32) | (SELECT id FROM users WHERE username_key = ${key})), users
+        WHERE username_key = ${key} FOR UPDATE OF users`
       return (a as { id: number; username: string; locked: boolean } | undefined) ?? null
     },
     setLockedAt: async (id, at) => void (await tx`UPDATE users SET locked_at = ${at}::bigint WHERE id = ${id}`),

@@ -193,17 +193,25 @@ describe('writes whose token ended between its check and their commit', () => {
   })
 })
 
-// PostgreSQL runs writes concurrently: a write may have begun when the lock is made
+// PostgreSQL runs writes concurrently: a write may have begun when the lock is made, and others begin while it waits
+// (a row lock shared by writes lets new ones join while the lock waits: two writes always in flight held it off)
 skipIf(why.postgresOnly).test(
-  'a lock made while a write of the account waits in its transaction returns once that write has committed (PostgreSQL)',
+  'a lock made while a write of the account waits returns once that write has committed; writes begun meanwhile wait behind the lock (PostgreSQL)',
   async () => {
     const app = await conduitApp()
     const jake = await registerUser(app)
     await createArticle(app, jake.token, { tagList: ['held'] })
+    const { slug } = await createArticle(app, jake.token)
     const holder = await sessionBeside(app.db)
     const order: string[] = []
+    const settled = (what: string) => (r: { status: number }) => {
+      order.push(what)
+      return r.status
+    }
     let creating: Promise<number> | undefined
     let locking: Promise<unknown> | undefined
+    let favoriting: Promise<number> | undefined
+    const waiting = () => lockWaiters(app.db)
     try {
       await holder.begin(async (tx) => {
         // the tag's row held: a creation tagged with it waits for it, inside its transaction, its token checked
@@ -213,23 +221,24 @@ skipIf(why.postgresOnly).test(
             token: jake.token,
             body: { article: { title: 'Waiting', description: 'd', body: 'b', tagList: ['held'] } },
           })
-          .then((r) => {
-            order.push('created')
-            return r.status
-          })
-        const waiting = () => lockWaiters(app.db)
+          .then(settled('created'))
         for (let i = 0; i < 200 && (await waiting()) < 1; i++) await Bun.sleep(25)
         locking = Promise.resolve(usersOn(app.store).writes.setLocked(ADMIN, jake.username, true)).then(() => order.push('locked'))
         for (let i = 0; i < 200 && (await waiting()) < 2; i++) await Bun.sleep(25)
-        // the lock waits for the creation, which waits for the tag
-        expect(await waiting()).toBe(2)
+        // the lock waits for the creation, which waits for the tag; a second write must not go ahead of the lock
+        favoriting = app.request('POST', `/api/articles/${slug}/favorite`, { token: jake.token }).then(settled('favorited'))
+        for (let i = 0; i < 200 && order.length === 0 && (await waiting()) < 3; i++) await Bun.sleep(25)
+        expect({ order, waiting: await waiting() }).toEqual({ order: [], waiting: 3 })
       })
     } finally {
       await holder.close()
     }
     expect(await creating).toBe(201)
     await locking
-    expect(order).toEqual(['created', 'locked'])
+    // the lock came before the second write's check: its token no longer holds, and nothing was written
+    expect(await favoriting).toBe(401)
+    expect(order).toEqual(['created', 'locked', 'favorited'])
+    expect(await app.db.count('SELECT count(*) FROM favorites')).toBe(0)
     expect((await me(app, jake.token)).status).toBe(401)
   },
 )

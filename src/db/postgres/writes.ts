@@ -14,6 +14,13 @@ import { isUniqueViolation } from './client.ts'
  * with the steps' first statement, no round trip of its own): a lock, a
  * password change or a deletion (FOR UPDATE) waits for the write to commit,
  * and one committed before it is seen (401, the write rolled back).
+ *
+ * It takes the account's turn first, shared: an advisory lock keyed by the
+ * schema and the user's id, which the operator's commands take exclusive
+ * (src/users/postgres.ts). The lock manager queues a shared request behind a
+ * waiting exclusive one; row locks do not (KEY SHARE joins the holders at
+ * once), so an account with two writes always in flight kept `admin users
+ * lock` waiting for as long as its writes went on.
  */
 export function postgresWrites<S>(changes: PgChanges, sql: (tx: TransactionSQL) => S): Writes<S> {
   return {
@@ -21,7 +28,9 @@ export function postgresWrites<S>(changes: PgChanges, sql: (tx: TransactionSQL) 
       const viewer = tokenChecked(by)
       if (viewer === undefined) return changes.write((tx, changed) => runAsync(steps(sql(tx), changed)))
       return changes.write(async (tx, changed) => {
-        const state = tx`SELECT token_version, kept_token FROM users WHERE id = ${viewer.id} FOR KEY SHARE`.execute()
+        const state = tx`SELECT token_version, kept_token
+          FROM pg_advisory_xact_lock_shared((hashtext(current_schema())::bigint << 32) | ${viewer.id}), users
+          WHERE id = ${viewer.id} FOR KEY SHARE OF users`.execute()
         // awaited below; its failure may arrive a read before the steps' own
         state.catch(() => {})
         const out = await runAsync(steps(sql(tx), changed)).catch(async (e: unknown) => {
