@@ -70,9 +70,15 @@ export function normalizeUserBody(body: unknown): void {
   }
 }
 
-/** An update names at least one field it knows (RealWorld 2.0); then as normalizeUserBody. */
+/**
+ * An update names at least one field it knows (RealWorld 2.0); then as normalizeUserBody. A settings
+ * form's empty password (`""`, `null`) beside other fields leaves the password as it is: several
+ * RealWorld clients send it whenever the password is not changed. Alone it is refused (RealWorld 2.0).
+ */
 export function normalizeUpdateBody(body: unknown): void {
   normalizeUserBody(body)
   const u = (body as Loose | null)?.user
-  if (u && typeof u === 'object' && !UPDATABLE.some((k) => k in u)) throw unprocessable({ user: ['must have at least one field'] })
+  if (!u || typeof u !== 'object') return
+  if ((u.password === '' || u.password === null) && UPDATABLE.some((k) => k !== 'password' && k in u)) delete u.password
+  if (!UPDATABLE.some((k) => k in u)) throw unprocessable({ user: ['must have at least one field'] })
 }

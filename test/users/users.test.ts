@@ -219,6 +219,22 @@ describe('POST /api/users (register)', () => {
     expect((await login(app, { email: user.email, password: user.password })).status).toBe(200)
   })
 
+  // Svelte's and other clients' settings forms send the empty field whenever the password is not changed
+  test('an empty or null password beside other fields leaves the password as it is; the other fields change', async () => {
+    const app = await testApp()
+    const user = await registerUser(app)
+    for (const [i, password] of ['', null].entries()) {
+      const res = await update(app, user.token, { bio: `bio ${i}`, image: null, password })
+      expect({ status: res.status, bio: res.body.user?.bio }).toEqual({ status: 200, bio: `bio ${i}` })
+    }
+    // the password did not change, so no session ended
+    expect((await login(app, { email: user.email, password: user.password })).status).toBe(200)
+    expect((await app.request('GET', '/api/user', { token: user.token })).status).toBe(200)
+    // an unknown field does not count as another field, and a bad one still refuses the update
+    expect422(await update(app, user.token, { password: '', color: 'red' }), { password: ["can't be blank"] })
+    expect422(await update(app, user.token, { password: '', email: 'not an email' }), { email: ['is invalid'] })
+  })
+
   test('rejects a password of 257 characters without echoing it', async () => {
     const app = await testApp()
     const password = `${SECRET}${'q'.repeat(257 - SECRET.length)}`
