@@ -27,6 +27,12 @@ function allowHeaders(request: Request): string {
  * — the refused and the origin-less ones too: a shared cache must not hand the
  * answer stored for one origin (or for none) to another. With `*` the answer
  * is the same for every origin, and there is nothing to vary on.
+ *
+ * A listed origin may also send credentials: clients built with `withCredentials`
+ * (Angular's NgRx one, axios set up so) are refused by the browser without
+ * `Access-Control-Allow-Credentials`, and `*` can never carry it. The API reads
+ * no cookie (only `Authorization`), so what a credentialed request gets is what
+ * any other gets.
  */
 export function cors(origins: Config['corsOrigins']) {
   const anyOrigin = Object.freeze({ 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSE_HEADERS })
@@ -37,17 +43,25 @@ export function cors(origins: Config['corsOrigins']) {
       if (origins === '*') return anyOrigin
       const origin = request.headers.get('origin')
       if (!origin || !origins.includes(origin)) return notAllowed
-      return { 'access-control-allow-origin': origin, 'access-control-expose-headers': EXPOSE_HEADERS, vary: 'Origin' }
+      return {
+        'access-control-allow-origin': origin,
+        'access-control-allow-credentials': 'true',
+        'access-control-expose-headers': EXPOSE_HEADERS,
+        vary: 'Origin',
+      }
     },
     preflight(request: Request, extra: Record<string, string> = {}): Response {
+      const headers = this.headers(request)
       return new Response(null, {
         status: 204,
         headers: {
           ...extra,
-          ...this.headers(request),
+          ...headers,
           'access-control-allow-methods': ALLOW_METHODS,
           'access-control-allow-headers': allowHeaders(request),
           'access-control-max-age': '86400',
+          // the allowed headers echo the ones asked for
+          vary: headers.vary ? `${headers.vary}, Access-Control-Request-Headers` : 'Access-Control-Request-Headers',
         },
       })
     },

@@ -176,6 +176,8 @@ export function requestEntry(d: Deps) {
       // liveness, readiness, the pages about the server (/, /api), the docs and the metrics answer without the database's word on what changed
       return answer(canonical, t0)
     }
+    // a preflight needs nothing of the database: a 503 would be a CORS failure to the browser
+    if (canonical.method === 'OPTIONS') return answer(canonical, t0)
     let synced: void | Promise<void>
     try {
       synced = d.changes.sync()

@@ -318,6 +318,12 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
       })
       expect(write.status).toBe(503)
       expect((await api(server.url, 'GET', '/ready')).status).toBe(503)
+      // a preflight needs none: a 503 there is a CORS failure to the browser, which hides the 503's body from the client
+      const preflight = await fetch(`${server.url}/api/articles`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://frontend.example', 'access-control-request-method': 'POST' },
+      })
+      expect({ status: preflight.status, allow: preflight.headers.get('access-control-allow-origin') }).toEqual({ status: 204, allow: '*' })
       // (the pages about the server need no database either)
       for (const path of ['/health', '/api'])
         expect({ path, status: (await api(server.url, 'GET', path)).status }).toEqual({ path, status: 200 })
@@ -427,7 +433,7 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
     }
   }, 60_000)
 
-  test('while the database is not yet open, every answer but /health is 503 "starting" with its request id and the CORS headers (Vary: Origin with an allow-list); /health is 200 "starting"; the wait is logged', async () => {
+  test('while the database is not yet open, every answer but /health and a preflight is 503 "starting" with its request id and the CORS headers (Vary: Origin with an allow-list); /health is 200 "starting"; the wait is logged', async () => {
     const db = await binaryDatabase()
     const url = new URL(db.env.DATABASE_URL!)
     const proxy = tcpProxy(url.hostname, Number(url.port || 5432))
@@ -465,6 +471,16 @@ skipIf(why.postgresOnly).describe('the binary on PostgreSQL', () => {
           id: /^[0-9a-f]{16}-[0-9a-z]+$/.test(res?.headers.get('x-request-id') ?? ''),
         })
       }
+      // a preflight is answered: a 503 there is a CORS failure to the browser, which hides the 503 and its Retry-After
+      const preflight = await fetch(`http://127.0.0.1:${port}/api/articles`, {
+        method: 'OPTIONS',
+        headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      })
+      expect({
+        status: preflight.status,
+        allow: preflight.headers.get('access-control-allow-origin'),
+        methods: preflight.headers.get('access-control-allow-methods'),
+      }).toEqual({ status: 204, allow: ORIGIN, methods: 'GET, POST, PUT, DELETE, OPTIONS' })
       const early = { status: 503, body: { errors: { server: ['starting'] } }, vary: 'Origin', retry: '1', id: true }
       expect(seen).toEqual([
         { ...early, path: '/api/articles', origin: ORIGIN, allow: ORIGIN },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { type TestApp, testApp } from '../support/app.ts'
 import { registerUser } from '../support/fixtures.ts'
+import { SESSION_COOKIE } from '../../src/web/session.ts'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const ORIGIN = 'https://frontend.example'
@@ -174,6 +175,20 @@ describe('CORS', () => {
     const other = await app.request('GET', '/api/profiles/nobody', { headers: { origin: 'https://evil.example' } })
     expect(other.status).toBe(404)
     expect(other.headers.get('access-control-allow-origin')).toBeNull()
+    // a listed origin may send credentials (clients built withCredentials); no other origin, and never with `*`
+    expect([allowed, get, other].map((r) => r.headers.get('access-control-allow-credentials'))).toEqual(['true', 'true', null])
+    const any = await (await testApp()).request('GET', '/api/articles', { headers: { origin: ORIGIN } })
+    expect(any.headers.get('access-control-allow-credentials')).toBeNull()
+  })
+
+  test('the API reads no cookie: a request with a session cookie and no Authorization is anyone', async () => {
+    const app = await testApp({ corsOrigins: [ORIGIN] })
+    const user = await registerUser(app)
+    // the site's own session cookie, as it is named over HTTP and over TLS, and names other servers use
+    for (const cookie of [SESSION_COOKIE, `__Host-${SESSION_COOKIE}`, 'token', 'jwt'].map((name) => `${name}=${user.token}`)) {
+      const res = await app.request('GET', '/api/user', { headers: { origin: ORIGIN, cookie } })
+      expect({ cookie, status: res.status }).toEqual({ cookie, status: 401 })
+    }
   })
 
   // the answer depends on the Origin: a shared cache must key it by the Origin (or its absence)
@@ -208,14 +223,15 @@ describe('CORS', () => {
           what,
           origin,
           status,
-          vary: 'Origin',
+          // a preflight's allowed headers echo the ones asked for
+          vary: method === 'OPTIONS' ? 'Origin, Access-Control-Request-Headers' : 'Origin',
           allow: origin === ORIGIN ? ORIGIN : null,
         })
       }
     }
   })
 
-  test('with any origin (*), no answer varies on Origin', async () => {
+  test('with any origin (*), no answer varies on Origin (a preflight on the headers asked for)', async () => {
     const app = await testApp()
     for (const origin of [ORIGIN, undefined]) {
       for (const [method, path] of [
@@ -229,7 +245,7 @@ describe('CORS', () => {
           method,
           path,
           origin,
-          vary: null,
+          vary: method === 'OPTIONS' ? 'Access-Control-Request-Headers' : null,
           allow: '*',
         })
       }
