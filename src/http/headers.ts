@@ -19,8 +19,12 @@ const SWAGGER_CSP =
 
 const api = Object.freeze({ ...common, 'content-security-policy': API_CSP })
 const swagger = Object.freeze({ ...common, 'content-security-policy': SWAGGER_CSP })
+// answers that carry a token (registration, login, the current user): no cache, the browser's or a proxy's, keeps them
+const withToken = Object.freeze({ ...api, 'cache-control': 'no-store' })
+const TOKEN_PATHS = new Set(['/api/users', '/api/users/login', '/api/user'].flatMap((p) => [p, `${p}/`]))
 
 /** The headers for a path (shared objects: copy, never mutate). */
 export function securityHeaders(pathname: string): Readonly<Record<string, string>> {
+  if (TOKEN_PATHS.has(pathname)) return withToken
   return pathname === '/swagger' || pathname.startsWith('/swagger/') ? swagger : api
 }

@@ -70,10 +70,17 @@ describe('security headers on API responses', () => {
     ).body.comment
     const seen = new Set<number>()
     const problems: string[] = []
+    let tokens = 0
     const check = async (method: string, path: string, options: Parameters<TestApp['request']>[2] = {}) => {
       const res = await app.request(method, path, options)
       seen.add(res.status)
       problems.push(...apiHeaderProblems(`${method} ${path} -> ${res.status}`, res.headers))
+      // an answer that carries a token is kept by no cache, the browser's or a proxy's
+      if (typeof res.body?.user?.token === 'string') {
+        tokens++
+        if (res.headers.get('cache-control') !== 'no-store')
+          problems.push(`${method} ${path} -> ${res.status}: a token with cache-control ${res.headers.get('cache-control')}`)
+      }
       if (res.status >= 400) {
         if (res.headers.get('content-type') !== JSON_TYPE)
           problems.push(`${method} ${path} -> ${res.status}: content-type ${res.headers.get('content-type')}`)
@@ -122,6 +129,8 @@ describe('security headers on API responses', () => {
     await check('GET', '/ready')
 
     expect(problems).toEqual([])
+    // registration, login, the current user and its update
+    expect(tokens).toBe(4)
     // the list above reached every status the contract names
     for (const status of [200, 201, 204, 400, 401, 403, 404, 413, 422, 429]) expect(seen).toContain(status)
   })
