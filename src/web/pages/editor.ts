@@ -48,12 +48,21 @@ ${seenField(seen)}
 </div>`
 }
 
+/** Tags a submitted editor is read for: far past what an article may have (its API answers that), and a bound on a forged form's work. */
+const FORM_TAGS = 100
+
 /** The tags a submitted editor holds: its pills but the one whose × sent it, then what "Enter tags" still holds (commas separate them). */
-const tagsOf = (f: URLSearchParams): string[] => [
-  ...new Set(
-    [...f.getAll('tag').filter((t) => t !== f.get('untag')), ...(f.get('tags') ?? '').split(',')].map((t) => t.trim()).filter(Boolean),
-  ),
-]
+const tagsOf = (f: URLSearchParams): string[] => {
+  const untag = f.get('untag')
+  const sent = [
+    ...f
+      .getAll('tag')
+      .slice(0, FORM_TAGS + 1)
+      .filter((t) => t !== untag),
+    ...(f.get('tags') ?? '').split(',', FORM_TAGS + 1),
+  ]
+  return [...new Set(sent.map((t) => t.trim()).filter(Boolean))].slice(0, FORM_TAGS)
+}
 
 const draftOf = (f: URLSearchParams): Draft => ({
   title: f.get('title') ?? '',
