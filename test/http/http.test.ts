@@ -333,6 +333,36 @@ describe('compressed request bodies', () => {
   })
 })
 
+describe('JSON bodies', () => {
+  // a field's value with an own `toString: {}` made the framework's error formatting throw (500); an escape must not
+  // get one past the check
+  test.each([
+    ['as is', '"toString"'],
+    ['escaped', '"to\\u0053tring"'],
+    ['escaped, another', '"\\u0063onstructor"'],
+  ])('a key that shadows an Object method, %s, is dropped like any unknown field', async (_how, key) => {
+    const app = await testApp()
+    const user = await registerUser(app)
+    const res = await app.request('POST', '/api/articles', {
+      token: user.token,
+      body: `{"article":{"title":{${key}:{}},"description":"d","body":"b",${key}:{}}}`,
+    })
+    expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { errors: { title: ['must be a string'] } } })
+  })
+
+  test('an escaped lone surrogate is stored as U+FFFD, in a value at any depth; an own __proto__ key changes no prototype', async () => {
+    const app = await testApp()
+    const user = await registerUser(app)
+    const res = await app.request('POST', '/api/articles', {
+      token: user.token,
+      body: '{"__proto__":"\\ud800","article":{"title":"t\\ud800","description":"d","body":"b","tagList":["x\\udfff"],"__proto__":{"x":"\\ud800"}}}',
+    })
+    expect(res.status).toBe(201)
+    expect(res.body.article).toMatchObject({ title: 't\uFFFD', tagList: ['x\uFFFD'] })
+    expect(({} as Record<string, unknown>).x).toBeUndefined()
+  })
+})
+
 describe('request body limit', () => {
   const user = (name: string) => ({ username: name, email: `${name}@example.com`, password: 'password123' })
 
