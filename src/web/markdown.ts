@@ -1,4 +1,5 @@
 import MarkdownIt from 'markdown-it'
+import type { StateBlock } from 'markdown-it'
 import type { Caches } from '../cache/caches.ts'
 import { Flights } from '../cache/flights.ts'
 import { Lane, workerModule } from '../lane.ts'
@@ -21,6 +22,35 @@ md.renderer.rules.link_open = (tokens, i, options, env, self) => {
   tokens[i]!.attrSet('rel', 'nofollow ugc noopener')
   return defaultLinkOpen(tokens, i, options, env, self)
 }
+
+/**
+ * Table cells a body may make. markdown-it fills a short row with empty cells (up to 65,536 a
+ * table): a header 250 columns wide over rows of one character each made 1.3 MB of HTML out of
+ * 3.5 KB, and 43 MB (and 4 GB of memory) out of the 100,000 characters a body may have. Past the
+ * budget a table ends, and the lines after it are paragraphs.
+ */
+export const TABLE_CELLS = 10_000
+type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
+const table = (md.block.ruler as unknown as { __rules__: { name: string; fn: BlockRule }[] }).__rules__.find((r) => r.name === 'table')!.fn
+md.block.ruler.at(
+  'table',
+  (state, startLine, endLine, silent) => {
+    // whether a table starts here (the rule's own checks), before anything else: every block start asks
+    const here = table(state, startLine, endLine, true)
+    if (!here || silent) return here
+    const env = state.env as { tableCells?: number }
+    const used = env.tableCells ?? 0
+    // at most one column more than the header has bars
+    const header = state.src.slice(state.bMarks[startLine]! + state.tShift[startLine]!, state.eMarks[startLine])
+    const columns = header.split('|').length
+    const rows = Math.floor((TABLE_CELLS - used) / columns)
+    // the header and the delimiter row, then as many rows as the budget holds
+    if (rows < 1 || !table(state, startLine, Math.min(endLine, startLine + 1 + rows), silent)) return false
+    env.tableCells = used + columns * (state.line - startLine - 1)
+    return true
+  },
+  { alt: ['paragraph', 'reference'] },
+)
 
 /** Markdown as HTML, on this thread. */
 export const renderMarkdown = (body: string): string => md.render(body)

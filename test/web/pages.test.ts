@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { Config } from '../../src/config.ts'
-import { INLINE_CHARS, renderMarkdown } from '../../src/web/markdown.ts'
+import { INLINE_CHARS, renderMarkdown, TABLE_CELLS } from '../../src/web/markdown.ts'
 import { COMMENTS_PER_PAGE } from '../../src/web/pages/article.ts'
 import { SESSION_COOKIE, sessionCookie } from '../../src/web/session.ts'
 import { type TestApp, testApp } from '../support/app.ts'
@@ -901,6 +901,26 @@ describe('pages are kept, and dropped, as exactly as the API’s answers', () =>
     expect(bodies.size).toBe(1)
     expect((await get(app, `/article/${article.slug}?r=next`)).text).toContain(html)
     expect(bodies.hits).toBeGreaterThan(0)
+  })
+
+  // markdown-it pads a short row with empty cells: a wide header over rows of one character made 43 MB of HTML
+  test(`a body makes at most ${TABLE_CELLS} table cells, on the event loop or its lane; the rest is text; a real table is whole`, async () => {
+    const { app, ada } = await site()
+    const wide = `|${'a|'.repeat(250)}\n|${'-|'.repeat(250)}\n${'x\n'.repeat(300)}\n`
+    const cells = (html: string) => (html.match(/<t[dh][ >]/g) ?? []).length
+    for (const size of [3_500, 100_000]) {
+      const body = wide.repeat(Math.ceil(size / wide.length)).slice(0, size)
+      const { slug } = await createArticle(app, ada.token, { body })
+      const page = await get(app, `/article/${slug}`)
+      expect(page.status).toBe(200)
+      expect({ size, within: cells(page.text) <= TABLE_CELLS, text: page.text.includes('<p>x\nx\nx') }).toEqual({
+        size,
+        within: true,
+        text: true,
+      })
+    }
+    const real = `| a | b | c |\n|---|---|---|\n${'| 1 | 2 | 3 |\n'.repeat(1_000)}`
+    expect(cells(renderMarkdown(real))).toBe(3 + 3_000)
   })
 
   test('every kind of write is on the next page load, for the reader who made it and for everyone else', async () => {
