@@ -37,8 +37,12 @@ describe('migration 007: lasting article ids', () => {
     if (q.backend === 'sqlite') await q.run('ANALYZE')
   }
   const state = async (q: QueryDb) => ({
-    // (bigint columns: PostgreSQL's client answers text)
-    articles: (await q.all<Record<string, unknown>>('SELECT * FROM articles ORDER BY id')).map((a) => ({
+    // (bigint columns: PostgreSQL's client answers text; the columns version 7 had, named: a later one adds its own)
+    articles: (
+      await q.all<Record<string, unknown>>(
+        'SELECT id, slug, title, description, body, author_id, favorites_count, created_at, updated_at FROM articles ORDER BY id',
+      )
+    ).map((a) => ({
       ...a,
       created_at: Number(a.created_at),
       updated_at: Number(a.updated_at),
