@@ -40,9 +40,10 @@ md.block.ruler.at(
     if (!here || silent) return here
     const env = state.env as { tableCells?: number }
     const used = env.tableCells ?? 0
-    // at most one column more than the header has bars
-    const header = state.src.slice(state.bMarks[startLine]! + state.tShift[startLine]!, state.eMarks[startLine])
-    const columns = header.split('|').length
+    // the columns as the rule counts them: the delimiter row's cells (it holds no escaped bar), outer bars aside
+    const delimiter = state.src.slice(state.bMarks[startLine + 1]! + state.tShift[startLine + 1]!, state.eMarks[startLine + 1]).trim()
+    const columns =
+      delimiter.split('|').length - (delimiter.startsWith('|') ? 1 : 0) - (delimiter.endsWith('|') && delimiter.length > 1 ? 1 : 0)
     const rows = Math.floor((TABLE_CELLS - used) / columns)
     // the header and the delimiter row, then as many rows as the budget holds
     if (rows < 1 || !table(state, startLine, Math.min(endLine, startLine + 1 + rows), silent)) return false
