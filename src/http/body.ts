@@ -86,8 +86,7 @@ function cleaned(value: unknown): unknown {
     else {
       const v = o[key]
       const c = cleaned(v)
-      // defined, not assigned: an own `__proto__` key assigned would set the prototype
-      if (c !== v) Object.defineProperty(o, key, { value: c, writable: true, enumerable: true, configurable: true })
+      if (c !== v) o[key] = c
     }
   }
   return o

@@ -29,7 +29,7 @@ function allowHeaders(request: Request): string {
  * is the same for every origin, and there is nothing to vary on.
  *
  * A listed origin may also send credentials: clients built with `withCredentials`
- * (Angular's NgRx one, axios set up so) are refused by the browser without
+ * (axios or fetch set up so) are refused by the browser without
  * `Access-Control-Allow-Credentials`, and `*` can never carry it. The API reads
  * no cookie (only `Authorization`), so what a credentialed request gets is what
  * any other gets.
