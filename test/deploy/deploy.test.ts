@@ -91,13 +91,14 @@ skipIf(!haproxy && 'haproxy missing').describe('HAProxy with deploy/haproxy.cfg 
     const ports = INSTANCES.map(() => freePort())
     const servers: Server[] = []
     for (const port of ports) servers.push(await startServer(binary(), { env, port }))
-    // the shipped configuration, with local addresses and shorter health-check timings
+    // the shipped configuration, with local addresses and shorter health-check timings (a check may take a second, as one
+    // takes `inter` there: at 100 ms, three instances answering slowly at once under this load were all marked down)
     const lbPort = freePort()
     const cfg = haproxyCfg
       .replace(/^\s*log stdout.*$/m, '')
       .replace(/^resolvers docker[\s\S]*?(?=^frontend)/m, '')
       .replace(/bind :\d+/, `bind 127.0.0.1:${lbPort}`)
-      .replace(/^\s*default-server .*$/m, '    default-server check inter 100ms fall 1 rise 1')
+      .replace(/^\s*default-server .*$/m, '    timeout check 1s\n    default-server check inter 100ms fall 1 rise 1')
       .replace(/^\s*server (\S+) \S+:3000$/gm, (_m, name: string) => `    server ${name} 127.0.0.1:${ports[INSTANCES.indexOf(name)]}`)
     const cfgPath = join(dir, 'haproxy.cfg')
     writeFileSync(cfgPath, cfg)
